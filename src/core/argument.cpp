@@ -1,0 +1,146 @@
+#include "core/argument.hpp"
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "core/visit.hpp"
+
+namespace kiln {
+
+namespace {
+std::shared_ptr<std::byte[]> allocate(std::size_t bytes) {
+    // Over-allocate to a multiple of 8 so 64-bit element loops never read past the end.
+    auto p = std::make_shared<std::byte[]>(std::max<std::size_t>((bytes + 7) / 8 * 8, 8));
+    return p;
+}
+
+// Reads element at offset `off` (in elements) of a packed 4-bit tensor.
+std::int64_t nibble_at(const std::byte* data, std::size_t off, bool is_signed) {
+    auto byte = static_cast<std::uint8_t>(data[off / 2]);
+    std::uint8_t n = (off % 2 == 0) ? (byte & 0x0f) : (byte >> 4);
+    return is_signed ? int4_from_nibble(n) : n;
+}
+
+void set_nibble(std::byte* data, std::size_t off, std::uint8_t n) {
+    auto& b = reinterpret_cast<std::uint8_t&>(data[off / 2]);
+    b = (off % 2 == 0) ? static_cast<std::uint8_t>((b & 0xf0) | n) : static_cast<std::uint8_t>((b & 0x0f) | (n << 4));
+}
+}  // namespace
+
+argument::argument(const shape& s) : shape_(s) {
+    if (s.dynamic()) fail("argument: cannot allocate dynamic shape ", to_string(s));
+    if (s.is_tuple()) {
+        for (const auto& sub : s.sub_shapes()) subs_.emplace_back(sub);
+        return;
+    }
+    auto buf = allocate(s.bytes());
+    data_ = buf.get();
+    owner_ = std::move(buf);
+}
+
+argument::argument(const shape& s, std::byte* data, std::shared_ptr<void> owner)
+    : shape_(s), data_(data), owner_(std::move(owner)) {}
+
+argument::argument(std::vector<argument> elements) : subs_(std::move(elements)) {
+    std::vector<shape> shapes;
+    for (const auto& a : subs_) shapes.push_back(a.get_shape());
+    shape_ = shape(std::move(shapes));
+}
+
+argument argument::view(const shape& s, std::size_t element_offset) const {
+    if (is_packed(s.type()) && element_offset % 2 != 0)
+        fail("argument: a view of a packed 4-bit tensor must start on a byte boundary");
+    std::size_t byte_offset = element_offset * s.type_bits() / 8;
+    return {s, data_ + byte_offset, owner_};
+}
+
+argument argument::copy() const {
+    if (shape_.is_tuple()) {
+        std::vector<argument> c;
+        for (const auto& a : subs_) c.push_back(a.copy());
+        return argument(std::move(c));
+    }
+    argument r(shape_.as_standard());
+    std::size_t n = shape_.elements();
+    if (is_packed(shape_.type())) {
+        for (std::size_t i = 0; i < n; ++i)
+            set_nibble(r.data_, i, static_cast<std::uint8_t>(nibble_at(data_, shape_.index(i), false)));
+        return r;
+    }
+    std::size_t esize = shape_.type_bits() / 8;
+    if (shape_.standard()) {
+        std::memcpy(r.data_, data_, n * esize);
+        return r;
+    }
+    for (std::size_t i = 0; i < n; ++i) std::memcpy(r.data_ + i * esize, data_ + shape_.index(i) * esize, esize);
+    return r;
+}
+
+bool argument::same_values(const argument& o) const {
+    if (shape_.lens() != o.shape_.lens() || shape_.type() != o.shape_.type()) return false;
+    if (shape_.is_tuple()) {
+        if (subs_.size() != o.subs_.size()) return false;
+        for (std::size_t i = 0; i < subs_.size(); ++i)
+            if (!subs_[i].same_values(o.subs_[i])) return false;
+        return true;
+    }
+    argument a = copy(), b = o.copy();
+    return std::memcmp(a.data_, b.data_, shape_.as_standard().bytes()) == 0;
+}
+
+literal::literal(const argument& a) : arg_(a.copy()) {}
+
+literal::literal(const shape& s, std::span<const double> values) : arg_(from_doubles(s.as_standard(), values)) {}
+
+literal::literal(const shape& s, std::span<const std::int64_t> values)
+    : arg_(from_int64s(s.as_standard(), values)) {}
+
+namespace {
+template <class R>
+std::vector<R> read_all(const argument& a) {
+    const shape& s = a.get_shape();
+    if (s.is_tuple()) fail("cannot read the elements of a tuple");
+    std::size_t n = s.elements();
+    std::vector<R> out(n);
+    if (is_packed(s.type())) {
+        bool sgn = s.type() == dtype::int4;
+        for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<R>(nibble_at(a.data(), s.index(i), sgn));
+        return out;
+    }
+    visit_type(s.type(), [&](auto t) {
+        using T = decltype(t);
+        const T* p = a.as<T>();
+        for (std::size_t i = 0; i < n; ++i) out[i] = cast<R>(p[s.index(i)]);
+    });
+    return out;
+}
+
+template <class V>
+argument write_all(const shape& s, std::span<const V> values) {
+    if (s.elements() != values.size())
+        fail("literal: ", values.size(), " values given for ", s.elements(), " elements of ", to_string(s));
+    argument r(s.as_standard());
+    if (is_packed(s.type())) {
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            double v = static_cast<double>(values[i]);
+            set_nibble(r.data(), i, s.type() == dtype::int4 ? int4_to_nibble(v) : uint4_to_nibble(v));
+        }
+        return r;
+    }
+    visit_type(s.type(), [&](auto t) {
+        using T = decltype(t);
+        T* p = r.as<T>();
+        for (std::size_t i = 0; i < values.size(); ++i) p[i] = cast<T>(values[i]);
+    });
+    return r;
+}
+}  // namespace
+
+std::vector<double> to_doubles(const argument& a) { return read_all<double>(a); }
+std::vector<std::int64_t> to_int64s(const argument& a) { return read_all<std::int64_t>(a); }
+argument from_doubles(const shape& s, std::span<const double> values) { return write_all<double>(s, values); }
+argument from_int64s(const shape& s, std::span<const std::int64_t> values) {
+    return write_all<std::int64_t>(s, values);
+}
+
+}  // namespace kiln

@@ -1,0 +1,69 @@
+// argument: a shape plus a buffer (owning, or a view sharing its owner's buffer).
+// literal: a constant host tensor with standard layout, the payload of @literal instructions.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/shape.hpp"
+
+namespace kiln {
+
+class argument {
+public:
+    argument() = default;
+    // Allocates a zero-filled host buffer for the shape's element space.
+    explicit argument(const shape& s);
+    // Wraps existing memory; `owner` keeps it alive (may be null for borrowed memory).
+    argument(const shape& s, std::byte* data, std::shared_ptr<void> owner);
+    // A tuple of arguments.
+    explicit argument(std::vector<argument> elements);
+
+    const shape& get_shape() const { return shape_; }
+    bool empty() const { return data_ == nullptr && subs_.empty(); }
+    std::byte* data() const { return data_; }
+    template <class T> T* as() const { return reinterpret_cast<T*>(data_); }
+    const std::vector<argument>& sub_arguments() const { return subs_; }
+
+    // A view of the same buffer with another shape, starting `element_offset` elements in.
+    argument view(const shape& s, std::size_t element_offset = 0) const;
+    // A deep copy in standard layout (packed int4 stays packed).
+    argument copy() const;
+    // True when both hold the same shape and the same element values (bitwise, NaN == NaN).
+    bool same_values(const argument& o) const;
+
+private:
+    shape shape_;
+    std::byte* data_ = nullptr;
+    std::shared_ptr<void> owner_;
+    std::vector<argument> subs_;
+};
+
+class literal {
+public:
+    literal() = default;
+    // Takes a standard-layout copy of the argument's elements.
+    explicit literal(const argument& a);
+    // From values converted to the shape's dtype (round to nearest even, saturating fp8).
+    literal(const shape& s, std::span<const double> values);
+    literal(const shape& s, std::span<const std::int64_t> values);
+
+    const shape& get_shape() const { return arg_.get_shape(); }
+    const argument& get_argument() const { return arg_; }
+    operator const argument&() const { return arg_; }
+    bool operator==(const literal& o) const { return arg_.same_values(o.arg_); }
+
+private:
+    argument arg_;
+};
+
+// Every element converted to double, in row-major order of the shape (strided reads).
+std::vector<double> to_doubles(const argument& a);
+// Same, to int64 (exact for integer types).
+std::vector<std::int64_t> to_int64s(const argument& a);
+// A new standard argument of `s` filled from doubles / int64s (converted to s's dtype).
+argument from_doubles(const shape& s, std::span<const double> values);
+argument from_int64s(const shape& s, std::span<const std::int64_t> values);
+
+}  // namespace kiln

@@ -1,0 +1,34 @@
+// Element types of kiln tensors and their properties.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kiln {
+
+enum class dtype : std::uint8_t {
+    bool_,
+    int8, int16, int32, int64,
+    uint8, uint16, uint32, uint64,
+    float16, bfloat16, float32, float64,
+    fp8e4m3fn, fp8e5m2,
+    int4, uint4,    // packed two per byte, low nibble first (ONNX order)
+    tuple,          // multi-output instructions; the shape holds sub-shapes
+};
+
+inline constexpr int dtype_count = static_cast<int>(dtype::tuple) + 1;
+
+// Printed name, MIGraphX style: "float_type", "half_type", ...
+std::string_view dtype_name(dtype t);
+// Inverse of dtype_name; also accepts short names ("float32", "f32", "half"). Throws on unknown names.
+dtype parse_dtype(std::string_view s);
+
+// Bits per element: 4 for int4/uint4, 0 for tuple.
+std::size_t dtype_bits(dtype t);
+bool is_float(dtype t);        // float16 bfloat16 float32 float64 fp8*
+bool is_integral(dtype t);     // signed and unsigned integers, int4/uint4 included; not bool
+bool is_signed(dtype t);       // signed integers and all floats
+bool is_packed(dtype t);       // int4/uint4
+
+}  // namespace kiln

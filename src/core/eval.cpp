@@ -1,0 +1,147 @@
+#include "core/eval.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/error.hpp"
+
+namespace kiln {
+
+std::string describe(const module& m, const instruction& ins) {
+    std::size_t n = 0;
+    std::string name;
+    for (const auto& i : m) {
+        if (&i == &ins) {
+            name = i.is_param() ? m.parameter_name(i) : "@" + std::to_string(n);
+            break;
+        }
+        if (!i.is_param()) ++n;
+    }
+    std::string s = cat("module ", m.name(), ": ", name, " = ", to_string(ins.get_operator()));
+    if (!ins.source_name().empty()) s += " (node '" + ins.source_name() + "')";
+    return s;
+}
+
+namespace {
+
+// Packed 4-bit tensors are widened to 8 bits for op computes and packed again afterwards.
+dtype widened(dtype t) { return t == dtype::int4 ? dtype::int8 : t == dtype::uint4 ? dtype::uint8 : t; }
+
+argument widen(const argument& a) {
+    if (!is_packed(a.get_shape().type())) return a;
+    shape s(widened(a.get_shape().type()), a.get_shape().lens());
+    return from_int64s(s, to_int64s(a));
+}
+
+argument narrow(const argument& a, dtype t) {
+    if (!is_packed(t) || is_packed(a.get_shape().type())) return a;
+    return from_int64s(shape(t, a.get_shape().lens()), to_int64s(a));
+}
+
+argument bind_input(const module& m, const instruction& p, const argument& a) {
+    const std::string& name = m.parameter_name(p);
+    const shape& want = p.get_shape();
+    const shape& got = a.get_shape();
+    if (got.type() != want.type())
+        fail("input '", name, "': expected ", dtype_name(want.type()), ", got ", dtype_name(got.type()));
+    if (want.dynamic()) {
+        want.instantiate(got.lens());   // throws naming the dim out of range
+        return a;
+    }
+    if (got.lens() != want.lens())
+        fail("input '", name, "': expected lens ", lens_to_string(want.lens()), ", got ", lens_to_string(got.lens()));
+    return a;
+}
+
+struct interpreter {
+    const module& m;
+    std::unordered_map<const instruction*, argument> results;
+    std::unordered_map<const instruction*, std::size_t> uses_left;
+
+    module_runner runner() const {
+        return [](const module& sub, std::span<const argument> in) { return evaluate(sub, in); };
+    }
+
+    argument run_one(const instruction& ins) {
+        std::vector<argument> args;
+        std::vector<shape> shapes;
+        for (auto in : ins.inputs()) {
+            args.push_back(widen(results.at(&*in)));
+            shapes.push_back(results.at(&*in).get_shape());
+        }
+        const operation& op = ins.get_operator();
+        shape out = op.compute_shape(shapes, ins.module_inputs());
+        shape out_wide = out.is_tuple() ? out : out.with_type(widened(out.type()));
+        argument r = op.compute(out_wide, args, ins.module_inputs(), runner());
+        if (!out.dynamic() && !out.is_tuple() && r.get_shape().lens() != out.lens())
+            fail("computed lens ", lens_to_string(r.get_shape().lens()), " but the shape says ", to_string(out));
+        return narrow(r, out.type());
+    }
+
+    void release_inputs(const instruction& ins) {
+        std::vector<instruction_ref> unique(ins.inputs());
+        std::sort(unique.begin(), unique.end(), [](auto a, auto b) { return &*a < &*b; });
+        unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+        for (auto in : unique)
+            if (--uses_left[&*in] == 0 && !in->is_param() && !in->is_literal()) results.erase(&*in);
+    }
+
+    std::vector<argument> run(std::span<const argument> inputs) {
+        auto params = m.parameters();
+        if (inputs.size() != params.size())
+            fail("module ", m.name(), ": ", params.size(), " inputs expected, ", inputs.size(), " given");
+        for (std::size_t i = 0; i < params.size(); ++i) results[&*params[i]] = bind_input(m, *params[i], inputs[i]);
+        for (const auto& ins : m) uses_left[&ins] = ins.outputs().size();
+        const instruction* last = nullptr;
+        for (const auto& ins : m) {
+            last = &ins;
+            if (ins.is_param()) continue;
+            if (ins.is_literal()) {
+                results[&ins] = ins.get_literal().get_argument();
+                continue;
+            }
+            if (ins.is_return()) {
+                std::vector<argument> outs;
+                for (auto in : ins.inputs()) outs.push_back(results.at(&*in));
+                return outs;
+            }
+            try {
+                results[&ins] = run_one(ins);
+            } catch (const error& e) {
+                fail(describe(m, ins), ": ", e.what());
+            }
+            release_inputs(ins);
+        }
+        if (!last) return {};
+        return {results.at(last)};
+    }
+};
+
+}  // namespace
+
+std::vector<argument> evaluate(const module& m, std::span<const argument> inputs) {
+    interpreter it{m, {}, {}};
+    return it.run(inputs);
+}
+
+std::vector<argument> evaluate(const module& m, const param_map& inputs) {
+    std::vector<argument> ordered;
+    std::vector<std::string> missing;
+    for (const auto& name : m.parameter_names()) {
+        auto it = inputs.find(name);
+        if (it == inputs.end()) missing.push_back(name);
+        else ordered.push_back(it->second);
+    }
+    if (!missing.empty()) {
+        std::string list;
+        for (const auto& n : missing) list += (list.empty() ? "'" : ", '") + n + "'";
+        fail("missing input", missing.size() > 1 ? "s " : " ", list);
+    }
+    for (const auto& [name, arg] : inputs)
+        if (m.get_parameter(name) == m.end()) fail("unknown input '", name, "'");
+    return evaluate(m, std::span<const argument>(ordered));
+}
+
+std::vector<argument> evaluate(const program& p, const param_map& inputs) { return evaluate(p.main(), inputs); }
+
+}  // namespace kiln

@@ -1,0 +1,25 @@
+// The interpreter: evaluates a module with every op's reference compute. The ref target runs
+// programs with it, and constant folding evaluates constant subgraphs with it.
+#pragma once
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/module.hpp"
+
+namespace kiln {
+
+using param_map = std::map<std::string, argument, std::less<>>;
+
+// Runs `m` on named inputs and returns its outputs. A missing or mis-shaped input is an error
+// naming the parameter; dynamic dims are bound from the inputs' actual lens.
+std::vector<argument> evaluate(const module& m, const param_map& inputs);
+// Same with inputs in parameter declaration order (how submodules are called).
+std::vector<argument> evaluate(const module& m, std::span<const argument> inputs);
+std::vector<argument> evaluate(const program& p, const param_map& inputs);
+
+// Describes an instruction for error messages: "@4 = dot (node 'MatMul_3')".
+std::string describe(const module& m, const instruction& ins);
+
+}  // namespace kiln

@@ -1,0 +1,164 @@
+// Conversions for the reduced-precision storage types of numeric.hpp.
+// Every float format goes through one encoder and one decoder; a format is described by its
+// field widths, bias and special-value rules, so the rounding logic exists exactly once.
+#include "core/numeric.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace kiln {
+namespace {
+
+// What a format does with its all-ones exponent field.
+enum class specials {
+    ieee,        // Inf when the mantissa is zero, NaN otherwise
+    finite_nan,  // "fn" formats: no Inf; only all-ones exponent and mantissa is NaN
+};
+
+struct float_format {
+    int exp_bits;
+    int man_bits;
+    int bias;
+    specials kind;
+
+    constexpr std::uint32_t sign_bit() const { return 1u << (exp_bits + man_bits); }
+    constexpr std::uint32_t all_ones_exp() const { return ((1u << exp_bits) - 1) << man_bits; }
+    constexpr std::uint32_t inf_bits() const { return all_ones_exp(); }  // ieee only
+    // A quiet NaN: top mantissa bit set for ieee formats, the single NaN pattern for fn ones.
+    constexpr std::uint32_t nan_bits() const {
+        return kind == specials::ieee ? all_ones_exp() | 1u << (man_bits - 1) : sign_bit() - 1;
+    }
+    constexpr std::uint32_t max_finite_bits() const {
+        return kind == specials::ieee ? all_ones_exp() - 1 : sign_bit() - 2;
+    }
+    constexpr bool is_nan(std::uint32_t magnitude) const {
+        return kind == specials::ieee ? magnitude > inf_bits() : magnitude == nan_bits();
+    }
+    // Exponents (unbiased) of the smallest normal and the largest finite binade.
+    constexpr int min_exp() const { return 1 - bias; }
+    constexpr int max_exp() const {
+        int top_field = (1 << exp_bits) - (kind == specials::ieee ? 2 : 1);
+        return top_field - bias;
+    }
+};
+
+constexpr float_format half_format{5, 10, 15, specials::ieee};
+constexpr float_format bfloat16_format{8, 7, 127, specials::ieee};
+constexpr float_format e4m3fn_format{4, 3, 7, specials::finite_nan};
+constexpr float_format e5m2_format{5, 2, 15, specials::ieee};
+
+// x / 2^shift rounded to nearest, ties to even. x < 2^53 (a double significand), so for
+// shift > 53 the quotient is below one half and rounds to zero.
+std::uint64_t shift_right_round_even(std::uint64_t x, int shift) {
+    if (shift > 53) return 0;
+    std::uint64_t quotient = x >> shift;
+    std::uint64_t rest = x & ((std::uint64_t{1} << shift) - 1);
+    std::uint64_t half = std::uint64_t{1} << (shift - 1);
+    if (rest > half || (rest == half && (quotient & 1))) ++quotient;
+    return quotient;
+}
+
+// Rounds a finite a > 0 to the format, working on the exact significand of the double so that
+// nothing is rounded twice. Returns the magnitude bits; a result above max_finite_bits() means
+// overflow. A carry out of the mantissa moves into the exponent field by plain addition,
+// which is also how the largest subnormal rounds up to the smallest normal.
+std::uint64_t round_magnitude(double a, const float_format& f) {
+    auto raw = std::bit_cast<std::uint64_t>(a);
+    int biased = static_cast<int>(raw >> 52);
+    std::uint64_t significand = raw & ((std::uint64_t{1} << 52) - 1);
+    if (biased != 0) significand |= std::uint64_t{1} << 52;
+    int q = std::max(biased, 1) - 1075;  // a == significand * 2^q exactly
+    int k = static_cast<int>(std::bit_width(significand)) - 1 + q;  // 2^k <= a < 2^(k+1)
+    if (k > f.max_exp()) return std::uint64_t{f.max_finite_bits()} + 1;
+    int binade = std::max(k, f.min_exp());  // below min_exp the spacing stays subnormal
+    // Every format here has fewer mantissa bits than a double, so the shift is positive.
+    std::uint64_t units = shift_right_round_even(significand, binade - f.man_bits - q);
+    return (static_cast<std::uint64_t>(binade - f.min_exp()) << f.man_bits) + units;
+}
+
+std::uint32_t overflow_bits(const float_format& f, bool saturate) {
+    if (saturate) return f.max_finite_bits();
+    return f.kind == specials::ieee ? f.inf_bits() : f.nan_bits();
+}
+
+// saturate=false is IEEE behaviour for ieee formats (overflow and Inf give Inf) and gives NaN
+// for fn formats, as ONNX Cast prescribes; saturate=true clamps to the largest finite value.
+std::uint32_t encode(double v, const float_format& f, bool saturate) {
+    std::uint32_t sign = std::signbit(v) ? f.sign_bit() : 0;
+    if (std::isnan(v)) return sign | f.nan_bits();
+    double a = std::fabs(v);
+    if (std::isinf(a)) return sign | overflow_bits(f, saturate);
+    if (a == 0) return sign;
+    std::uint64_t magnitude = round_magnitude(a, f);
+    if (magnitude > f.max_finite_bits()) return sign | overflow_bits(f, saturate);
+    return sign | static_cast<std::uint32_t>(magnitude);
+}
+
+double decode(std::uint32_t bits, const float_format& f) {
+    bool negative = (bits & f.sign_bit()) != 0;
+    std::uint32_t magnitude = bits & (f.sign_bit() - 1);
+    double v;
+    if (f.is_nan(magnitude)) {
+        v = std::numeric_limits<double>::quiet_NaN();
+    } else if (f.kind == specials::ieee && magnitude == f.inf_bits()) {
+        v = std::numeric_limits<double>::infinity();
+    } else {
+        std::uint32_t exp_field = magnitude >> f.man_bits;
+        std::uint32_t mantissa = magnitude & ((1u << f.man_bits) - 1);
+        if (exp_field == 0) {
+            v = std::ldexp(mantissa, f.min_exp() - f.man_bits);
+        } else {
+            std::uint32_t with_implicit_one = mantissa | 1u << f.man_bits;
+            v = std::ldexp(with_implicit_one, static_cast<int>(exp_field) - f.bias - f.man_bits);
+        }
+    }
+    return std::copysign(v, negative ? -1.0 : 1.0);  // also signs NaN and zero
+}
+
+// Round to nearest, ties to even, without depending on the floating-point rounding mode.
+double round_half_even(double x) {
+    double floor = std::floor(x);
+    double fraction = x - floor;
+    bool odd = std::fmod(floor, 2.0) != 0;
+    return (fraction > 0.5 || (fraction == 0.5 && odd)) ? floor + 1 : floor;
+}
+
+// ONNX (docs/technical/int4.md) rounds to nearest even, then brings the value into range; we
+// saturate, as the ONNX <= 1.17 reference implementation did (clip, then rint). NaN has no
+// integer value; it maps to 0, which keeps the conversion total.
+std::uint8_t to_nibble_saturating(double v, double lo, double hi) {
+    if (std::isnan(v)) return 0;
+    double r = round_half_even(std::clamp(v, lo, hi));
+    return static_cast<std::uint8_t>(static_cast<int>(r) & 0x0F);
+}
+
+}  // namespace
+
+half::half(double v) : bits(static_cast<std::uint16_t>(encode(v, half_format, false))) {}
+half::operator double() const { return decode(bits, half_format); }
+
+bfloat16::bfloat16(double v)
+    : bits(static_cast<std::uint16_t>(encode(v, bfloat16_format, false))) {}
+bfloat16::operator double() const { return decode(bits, bfloat16_format); }
+
+fp8e4m3fn::fp8e4m3fn(double v, bool saturate)
+    : bits(static_cast<std::uint8_t>(encode(v, e4m3fn_format, saturate))) {}
+fp8e4m3fn::operator double() const { return decode(bits, e4m3fn_format); }
+
+fp8e5m2::fp8e5m2(double v, bool saturate)
+    : bits(static_cast<std::uint8_t>(encode(v, e5m2_format, saturate))) {}
+fp8e5m2::operator double() const { return decode(bits, e5m2_format); }
+
+// Only the low four bits are read; the caller's byte may hold the other nibble too.
+std::int8_t int4_from_nibble(std::uint8_t nibble) {
+    int low = nibble & 0x0F;
+    return static_cast<std::int8_t>((low ^ 0x08) - 0x08);
+}
+
+std::uint8_t int4_to_nibble(double v) { return to_nibble_saturating(v, -8, 7); }
+std::uint8_t uint4_to_nibble(double v) { return to_nibble_saturating(v, 0, 15); }
+
+}  // namespace kiln

@@ -1,0 +1,39 @@
+// A pass rewrites one module. The pass manager runs a pipeline over every module of a program,
+// removes dead code after each pass by itself, validates the IR after each pass and, when a
+// pass throws or breaks the IR, names the pass and dumps the program.
+#pragma once
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "core/module.hpp"
+
+namespace kiln {
+
+class pass {
+public:
+    // Any type with `static constexpr std::string_view name` and `void apply(module&) const`.
+    template <class P>
+    pass(P p) : name_(P::name), apply_([p = std::move(p)](module& m) { p.apply(m); }) {}
+    pass(std::string name, std::function<void(module&)> f) : name_(std::move(name)), apply_(std::move(f)) {}
+
+    const std::string& name() const { return name_; }
+    void apply(module& m) const { apply_(m); }
+
+private:
+    std::string name_;
+    std::function<void(module&)> apply_;
+};
+
+struct pass_options {
+    bool validate = true;                 // check the IR after every pass
+    std::ostream* trace = nullptr;        // print the program after every pass
+    std::ostream* timings = nullptr;      // print each pass's time
+    std::vector<std::string> disabled;    // pass names to skip (for bisecting)
+    std::string dump_dir = "/tmp/kiln";   // where a failing pass's input program is written; empty: no dump
+};
+
+void run_passes(program& p, const std::vector<pass>& pipeline, const pass_options& opts = {});
+
+}  // namespace kiln

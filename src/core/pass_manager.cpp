@@ -1,0 +1,54 @@
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "core/error.hpp"
+#include "core/pass.hpp"
+
+namespace kiln {
+
+namespace {
+// Saves the program as it was before the failing pass, so the failure can be replayed.
+std::string dump(const std::string& before, const std::string& dir, const std::string& pass_name) {
+    if (dir.empty()) return "(not saved: no dump directory)";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    std::string path = dir + "/" + pass_name + ".kir";
+    std::ofstream f(path);
+    f << before;
+    return f ? path : std::string("(could not write ") + path + ")";
+}
+}  // namespace
+
+void run_passes(program& p, const std::vector<pass>& pipeline, const pass_options& opts) {
+    for (const auto& ps : pipeline) {
+        if (std::find(opts.disabled.begin(), opts.disabled.end(), ps.name()) != opts.disabled.end()) continue;
+        // Printing costs time on big programs, so the snapshot is taken only when it can be dumped.
+        std::string before = opts.dump_dir.empty() ? std::string() : to_string(p);
+        auto start = std::chrono::steady_clock::now();
+        try {
+            for (module* m : p.modules_in_dependency_order()) {
+                ps.apply(*m);
+                m->remove_dead_code();
+            }
+        } catch (const error& e) {
+            fail("pass '", ps.name(), "' failed: ", e.what(), "\nits input program is in ",
+                 dump(before, opts.dump_dir, ps.name()));
+        }
+        if (opts.validate) {
+            try {
+                p.validate();
+            } catch (const error& e) {
+                fail("pass '", ps.name(), "' broke the IR: ", e.what(), "\nits input program is in ",
+                     dump(before, opts.dump_dir, ps.name()));
+            }
+        }
+        auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (opts.timings) *opts.timings << ps.name() << ": " << ms << " ms\n";
+        if (opts.trace) *opts.trace << "after " << ps.name() << ":\n" << to_string(p) << "\n";
+    }
+}
+
+}  // namespace kiln

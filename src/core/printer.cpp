@@ -1,0 +1,83 @@
+// The text IR printer. Format (parsed back by text_parser.cpp):
+//   module: "main"
+//   x = @param:x -> float_type, {1, 784}, {784, 1}
+//   @0 = @literal{0.5, -1.25} -> float_type, {2}, {1}
+//   @1 = add(x,@0) -> ...
+//   @2 = if(@1,x), [then_0, else_0] -> ...
+//   @3 = @return(@2)
+#include <ostream>
+#include <sstream>
+#include <unordered_map>
+
+#include "core/module.hpp"
+#include "core/visit.hpp"
+
+namespace kiln {
+
+namespace {
+std::string literal_values(const literal& lit) {
+    const argument& a = lit.get_argument();
+    std::string s = "{";
+    if (is_float(a.get_shape().type())) {
+        auto vals = to_doubles(a);
+        for (std::size_t i = 0; i < vals.size(); ++i) s += (i ? ", " : "") + to_string(value(vals[i]));
+    } else {
+        auto vals = to_int64s(a);
+        // uint64 above int64's range prints through its bit pattern reinterpreted; keep it exact.
+        bool u64 = a.get_shape().type() == dtype::uint64;
+        for (std::size_t i = 0; i < vals.size(); ++i)
+            s += (i ? ", " : "") + (u64 ? std::to_string(static_cast<std::uint64_t>(vals[i])) : std::to_string(vals[i]));
+    }
+    return s + "}";
+}
+}  // namespace
+
+void print(std::ostream& os, const module& m) {
+    std::unordered_map<const instruction*, std::string> names;
+    std::size_t count = 0;
+    for (const auto& ins : m) {
+        std::string name = ins.is_param() ? m.parameter_name(ins) : "@" + std::to_string(count++);
+        names[&ins] = name;
+        os << name << " = ";
+        if (ins.is_param()) {
+            os << "@param:" << name;
+        } else if (ins.is_literal()) {
+            os << "@literal" << literal_values(ins.get_literal());
+        } else {
+            os << to_string(ins.get_operator()) << "(";
+            for (std::size_t i = 0; i < ins.inputs().size(); ++i) os << (i ? "," : "") << names[&*ins.inputs()[i]];
+            os << ")";
+            if (!ins.module_inputs().empty()) {
+                os << ", [";
+                for (std::size_t i = 0; i < ins.module_inputs().size(); ++i)
+                    os << (i ? ", " : "") << ins.module_inputs()[i]->name();
+                os << "]";
+            }
+        }
+        if (!ins.is_return()) os << " -> " << to_string(ins.get_shape());
+        os << "\n";
+    }
+}
+
+void print(std::ostream& os, const program& p) {
+    bool first = true;
+    for (const auto* m : p.modules()) {
+        os << (first ? "" : "\n") << "module: \"" << m->name() << "\"\n";
+        print(os, *m);
+        first = false;
+    }
+}
+
+std::string to_string(const program& p) {
+    std::ostringstream os;
+    print(os, p);
+    return os.str();
+}
+
+std::string to_string(const module& m) {
+    std::ostringstream os;
+    print(os, m);
+    return os.str();
+}
+
+}  // namespace kiln

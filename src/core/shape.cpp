@@ -1,0 +1,200 @@
+#include "core/shape.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <ostream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace kiln {
+
+std::vector<std::size_t> shape::standard_strides(std::span<const std::size_t> lens) {
+    std::vector<std::size_t> s(lens.size(), 1);
+    for (std::size_t i = lens.size(); i > 1; --i) s[i - 2] = s[i - 1] * std::max<std::size_t>(lens[i - 1], 1);
+    return s;
+}
+
+shape::shape(dtype t, std::vector<std::size_t> lens)
+    : type_(t), lens_(std::move(lens)), strides_(standard_strides(lens_)) {}
+
+shape::shape(dtype t, std::vector<std::size_t> lens, std::vector<std::size_t> strides)
+    : type_(t), lens_(std::move(lens)), strides_(std::move(strides)) {
+    if (lens_.size() != strides_.size())
+        fail("shape: ", lens_.size(), " lens but ", strides_.size(), " strides");
+}
+
+shape::shape(dtype t, std::vector<dynamic_dim> dims) : type_(t) {
+    for (const auto& d : dims)
+        if (d.min > d.max) fail("shape: dynamic dim min ", d.min, " > max ", d.max);
+    bool fixed = std::all_of(dims.begin(), dims.end(), [](const dynamic_dim& d) { return d.is_fixed(); });
+    if (fixed) {
+        for (const auto& d : dims) lens_.push_back(d.min);
+        strides_ = standard_strides(lens_);
+    } else {
+        dyn_ = std::move(dims);
+    }
+}
+
+shape::shape(std::vector<shape> sub_shapes) : type_(dtype::tuple), subs_(std::move(sub_shapes)) {}
+
+std::size_t shape::elements() const {
+    if (dynamic()) fail("shape: elements() of dynamic shape ", to_string(*this));
+    return std::accumulate(lens_.begin(), lens_.end(), std::size_t{1}, std::multiplies<>());
+}
+
+std::size_t shape::element_space() const {
+    if (dynamic()) fail("shape: element_space() of dynamic shape ", to_string(*this));
+    if (is_tuple()) return 0;
+    std::size_t n = 1;
+    for (std::size_t i = 0; i < lens_.size(); ++i) {
+        if (lens_[i] == 0) return 0;
+        n += (lens_[i] - 1) * strides_[i];
+    }
+    return n;
+}
+
+std::size_t shape::bytes() const {
+    if (is_tuple()) {
+        std::size_t n = 0;
+        for (const auto& s : subs_) n += s.bytes();
+        return n;
+    }
+    return (element_space() * type_bits() + 7) / 8;
+}
+
+bool shape::standard() const {
+    if (dynamic() || is_tuple()) return false;
+    std::size_t expect = 1;
+    for (std::size_t i = lens_.size(); i-- > 0;) {
+        if (lens_[i] != 1 && strides_[i] != expect) return false;
+        expect *= lens_[i];
+    }
+    return true;
+}
+
+bool shape::packed() const {
+    if (dynamic() || is_tuple()) return false;
+    if (elements() == 0) return true;
+    std::vector<std::size_t> order(lens_.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return strides_[a] > strides_[b]; });
+    std::size_t expect = 1;
+    for (std::size_t k = order.size(); k-- > 0;) {
+        std::size_t i = order[k];
+        if (lens_[i] != 1 && strides_[i] != expect) return false;
+        expect *= lens_[i];
+    }
+    return true;
+}
+
+bool shape::transposed() const { return packed() && !standard(); }
+
+bool shape::broadcasted() const {
+    if (dynamic() || is_tuple()) return false;
+    for (std::size_t i = 0; i < lens_.size(); ++i)
+        if (lens_[i] > 1 && strides_[i] == 0) return true;
+    return false;
+}
+
+std::size_t shape::index(std::span<const std::size_t> idx) const {
+    std::size_t off = 0;
+    for (std::size_t i = 0; i < idx.size(); ++i) off += idx[i] * strides_[i];
+    return off;
+}
+
+std::size_t shape::index(std::size_t linear) const {
+    std::size_t off = 0;
+    for (std::size_t i = lens_.size(); i-- > 0;) {
+        std::size_t len = lens_[i];
+        off += (linear % len) * strides_[i];
+        linear /= len;
+    }
+    return off;
+}
+
+std::vector<std::size_t> shape::multi(std::size_t linear) const {
+    std::vector<std::size_t> idx(lens_.size());
+    for (std::size_t i = lens_.size(); i-- > 0;) {
+        idx[i] = linear % lens_[i];
+        linear /= lens_[i];
+    }
+    return idx;
+}
+
+shape shape::with_type(dtype t) const {
+    shape s = *this;
+    s.type_ = t;
+    return s;
+}
+
+shape shape::with_lens(std::vector<std::size_t> lens) const { return {type_, std::move(lens)}; }
+
+shape shape::as_standard() const {
+    if (dynamic() || is_tuple()) return *this;
+    return {type_, lens_};
+}
+
+shape shape::normalized() const {
+    if (!dynamic()) return *this;
+    return shape(type_, dyn_);
+}
+
+shape shape::instantiate(std::span<const std::size_t> lens) const {
+    if (!dynamic()) {
+        if (!std::equal(lens.begin(), lens.end(), lens_.begin(), lens_.end()))
+            fail("shape: lens ", lens_to_string(lens), " do not match ", to_string(*this));
+        return *this;
+    }
+    if (lens.size() != dyn_.size())
+        fail("shape: ", lens.size(), " lens given for ", dyn_.size(), "-d shape ", to_string(*this));
+    for (std::size_t i = 0; i < lens.size(); ++i)
+        if (lens[i] < dyn_[i].min || lens[i] > dyn_[i].max)
+            fail("shape: dim ", i, " = ", lens[i], " is outside ", to_string(dyn_[i]));
+    return {type_, std::vector<std::size_t>(lens.begin(), lens.end())};
+}
+
+std::vector<dynamic_dim> shape::dims() const {
+    if (dynamic()) return dyn_;
+    std::vector<dynamic_dim> d;
+    for (auto l : lens_) d.push_back({l, l, {}, {}});
+    return d;
+}
+
+bool shape::operator==(const shape& o) const {
+    return type_ == o.type_ && lens_ == o.lens_ && strides_ == o.strides_ && dyn_ == o.dyn_ && subs_ == o.subs_;
+}
+
+std::string lens_to_string(std::span<const std::size_t> lens) {
+    std::string s = "{";
+    for (std::size_t i = 0; i < lens.size(); ++i) s += (i ? ", " : "") + std::to_string(lens[i]);
+    return s + "}";
+}
+
+std::string to_string(const dynamic_dim& d) {
+    if (d.is_fixed() && d.symbol.empty()) return std::to_string(d.min);
+    std::string s = d.symbol.empty() ? "?" : d.symbol;
+    s += "[" + std::to_string(d.min) + "..";
+    s += d.max >= unbounded_dim ? std::string("inf") : std::to_string(d.max);
+    for (std::size_t i = 0; i < d.optimals.size(); ++i) s += (i ? "," : ":") + std::to_string(d.optimals[i]);
+    return s + "]";
+}
+
+std::string to_string(const shape& s) {
+    if (s.is_tuple()) {
+        std::string r = "tuple_type, {";
+        for (std::size_t i = 0; i < s.sub_shapes().size(); ++i) r += (i ? "; " : "") + to_string(s.sub_shapes()[i]);
+        return r + "}";
+    }
+    std::string r{dtype_name(s.type())};
+    if (s.dynamic()) {
+        r += ", {";
+        for (std::size_t i = 0; i < s.dyn_dims().size(); ++i) r += (i ? ", " : "") + to_string(s.dyn_dims()[i]);
+        return r + "}";
+    }
+    return r + ", " + lens_to_string(s.lens()) + ", " + lens_to_string(s.strides());
+}
+
+std::ostream& operator<<(std::ostream& os, const shape& s) { return os << to_string(s); }
+
+}  // namespace kiln
