@@ -126,8 +126,9 @@ double round_half_even(double x) {
     return (fraction > 0.5 || (fraction == 0.5 && odd)) ? floor + 1 : floor;
 }
 
-// ONNX (docs/technical/int4.md) rounds to nearest even, then brings the value into range; we
-// saturate, as the ONNX <= 1.17 reference implementation did (clip, then rint). NaN has no
+// ONNX's int4 note says Cast rounds to the nearest integer, ties to even, "and truncating",
+// without saying how out-of-range values are brought in. We saturate, as ONNX's own helpers
+// do (subbyte.float32_to_4bit_unpacked: clip then rint; numpy_helper.saturate_cast). NaN has no
 // integer value; it maps to 0, which keeps the conversion total.
 std::uint8_t to_nibble_saturating(double v, double lo, double hi) {
     if (std::isnan(v)) return 0;

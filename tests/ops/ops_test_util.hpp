@@ -1,0 +1,37 @@
+// Loads and runs the JSON op cases of tests/ops/cases (format in gen/caselib.py).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/argument.hpp"
+#include "core/module.hpp"
+#include "core/value.hpp"
+
+namespace kiln {
+
+struct test_case {
+    std::string family;
+    value data;
+
+    std::string name() const;        // "<family>_<case>", usable as a gtest name
+    std::string op_name() const;
+    bool is_error_case() const { return data.contains("error"); }
+    // Builds the case's program (one op on parameters x0..xn, or its text IR).
+    program build() const;
+    // Runs it on the ref interpreter; `strided` stores inputs in column-major layout.
+    std::vector<argument> run(bool strided) const;
+    // Compares with the expected outputs within the case's (or the dtype's default) tolerance.
+    void check_outputs(const std::vector<argument>& outs) const;
+};
+
+// Expects building or running the case to throw kiln::error whose message contains case.error.
+void expect_error(const test_case& tc);
+
+// A tensor description {type, lens, data} as an argument (column-major storage when `strided`).
+argument make_tensor(const value& t, bool strided);
+shape tensor_shape(const value& t);
+// Elementwise |a - b| <= atol + rtol * |b| (NaN == NaN, infinities equal); returns a message or "".
+std::string compare(const argument& actual, const value& expected, double rtol, double atol);
+void default_tolerance(dtype t, double& rtol, double& atol);
+
+}  // namespace kiln
