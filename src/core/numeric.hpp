@@ -47,8 +47,8 @@ struct fp8e5m2 {
     static fp8e5m2 from_bits(std::uint8_t b) { fp8e5m2 h; h.bits = b; return h; }
 };
 
-// 4-bit integers live packed in bytes; these convert one nibble. Out-of-range values are an
-// error for the caller to report; to_int4/to_uint4 saturate (ONNX Cast to int4 saturates).
+// 4-bit integers live packed in bytes; these convert one nibble. int4_to_nibble and
+// uint4_to_nibble round to nearest even and saturate to [-8, 7] / [0, 15].
 std::int8_t int4_from_nibble(std::uint8_t nibble);
 std::uint8_t int4_to_nibble(double v);
 std::uint8_t uint4_to_nibble(double v);

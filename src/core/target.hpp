@@ -1,0 +1,43 @@
+// A target compiles and runs programs on one kind of device. Targets are peers behind this
+// interface: ref (the oracle), and later cpu and gpu.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/eval.hpp"
+#include "core/pass.hpp"
+
+namespace kiln {
+
+// Every compile option in one typed struct (stored with saved programs later).
+struct compile_options {
+    bool fast_math = true;
+    bool exhaustive_tune = false;
+    bool offload_copy = false;
+};
+
+class target {
+public:
+    virtual ~target() = default;
+    virtual std::string name() const = 0;
+    // The target's lowering pipeline, run after the generic passes.
+    virtual std::vector<pass> passes(const compile_options& opts) const = 0;
+    // Buffers on the target's device, and copies between it and the host.
+    virtual argument allocate(const shape& s) const = 0;
+    virtual argument copy_to(const argument& host) const = 0;
+    virtual argument copy_from(const argument& device) const = 0;
+    // Runs a program compiled for this target.
+    virtual std::vector<argument> run(const program& p, const param_map& inputs) const = 0;
+};
+
+// "ref" (and later "cpu", "gpu"); an unknown or unbuilt target is an error naming the built ones.
+std::unique_ptr<target> make_target(std::string_view name);
+std::vector<std::string> built_targets();
+void register_target(std::string name, std::unique_ptr<target> (*factory)());
+
+// Runs the target's passes over the program.
+void compile(program& p, const target& t, const compile_options& opts = {}, const pass_options& popts = {});
+
+}  // namespace kiln

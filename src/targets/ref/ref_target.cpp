@@ -1,0 +1,26 @@
+// The ref target: runs every op's reference compute on the host, with no rewriting. It is the
+// oracle every other target and every pass is checked against.
+#include "core/target.hpp"
+
+namespace kiln {
+namespace {
+
+class ref_target final : public target {
+public:
+    std::string name() const override { return "ref"; }
+    std::vector<pass> passes(const compile_options&) const override { return {}; }
+    argument allocate(const shape& s) const override { return argument(s); }
+    argument copy_to(const argument& host) const override { return host; }
+    argument copy_from(const argument& device) const override { return device; }
+    std::vector<argument> run(const program& p, const param_map& inputs) const override {
+        return evaluate(p, inputs);
+    }
+};
+
+const bool registered = [] {
+    register_target("ref", [] { return std::unique_ptr<target>(new ref_target()); });
+    return true;
+}();
+
+}  // namespace
+}  // namespace kiln
