@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build ccache git pkg-config
           libgtest-dev libgmock-dev libbenchmark-dev
+          libonnx-dev libprotobuf-dev protobuf-compiler
           python3 python3-venv python3-numpy)
 missing=()
 for p in "${packages[@]}"; do

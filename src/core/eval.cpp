@@ -58,24 +58,10 @@ struct interpreter {
     std::unordered_map<const instruction*, argument> results;
     std::unordered_map<const instruction*, std::size_t> uses_left;
 
-    module_runner runner() const {
-        return [](const module& sub, std::span<const argument> in) { return evaluate(sub, in); };
-    }
-
     argument run_one(const instruction& ins) {
         std::vector<argument> args;
-        std::vector<shape> shapes;
-        for (auto in : ins.inputs()) {
-            args.push_back(widen(results.at(&*in)));
-            shapes.push_back(results.at(&*in).get_shape());
-        }
-        const operation& op = ins.get_operator();
-        shape out = op.compute_shape(shapes, ins.module_inputs());
-        shape out_wide = out.is_tuple() ? out : out.with_type(widened(out.type()));
-        argument r = op.compute(out_wide, args, ins.module_inputs(), runner());
-        if (!out.dynamic() && !out.is_tuple() && r.get_shape().lens() != out.lens())
-            fail("computed lens ", lens_to_string(r.get_shape().lens()), " but the shape says ", to_string(out));
-        return narrow(r, out.type());
+        for (auto in : ins.inputs()) args.push_back(results.at(&*in));
+        return compute_op(ins.get_operator(), args, ins.module_inputs());
     }
 
     void release_inputs(const instruction& ins) {
@@ -118,6 +104,23 @@ struct interpreter {
 };
 
 }  // namespace
+
+argument compute_op(const operation& op, std::span<const argument> args, std::span<module* const> mods) {
+    std::vector<argument> wide;
+    std::vector<shape> shapes;
+    for (const auto& a : args) {
+        wide.push_back(widen(a));
+        shapes.push_back(a.get_shape());
+    }
+    // The output shape is recomputed from the actual input shapes, which binds dynamic dims.
+    shape out = op.compute_shape(shapes, mods);
+    shape out_wide = out.is_tuple() ? out : out.with_type(widened(out.type()));
+    module_runner run = [](const module& sub, std::span<const argument> in) { return evaluate(sub, in); };
+    argument r = op.compute(out_wide, wide, mods, run);
+    if (!out.dynamic() && !out.is_tuple() && r.get_shape().lens() != out.lens())
+        fail("computed lens ", lens_to_string(r.get_shape().lens()), " but the shape says ", to_string(out));
+    return narrow(r, out.type());
+}
 
 std::vector<argument> evaluate(const module& m, std::span<const argument> inputs) {
     interpreter it{m, {}, {}};

@@ -19,6 +19,9 @@ std::vector<argument> evaluate(const module& m, const param_map& inputs);
 std::vector<argument> evaluate(const module& m, std::span<const argument> inputs);
 std::vector<argument> evaluate(const program& p, const param_map& inputs);
 
+// Evaluates one op on concrete arguments (as the interpreter does for each instruction).
+argument compute_op(const operation& op, std::span<const argument> args, std::span<module* const> mods = {});
+
 // Describes an instruction for error messages: "@4 = dot (node 'MatMul_3')".
 std::string describe(const module& m, const instruction& ins);
 

@@ -27,6 +27,7 @@ inline constexpr std::size_t unbounded_dim = static_cast<std::size_t>(-1) / 4;
 class shape {
 public:
     shape() = default;                                   // scalar float32
+    explicit shape(dtype t) : type_(t) {}                // scalar
     shape(dtype t, std::vector<std::size_t> lens);       // standard (row-major packed) strides
     shape(dtype t, std::vector<std::size_t> lens, std::vector<std::size_t> strides);
     shape(dtype t, std::vector<dynamic_dim> dims);       // dynamic unless every dim is fixed

@@ -1,0 +1,121 @@
+// What an ONNX op mapping sees: the node (attributes, opset) and the graph being built.
+// Mappings live in one file per op family and register with KILN_ONNX_OP.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/module.hpp"
+#include "frontends/onnx/onnx.hpp"
+
+namespace onnx {
+class NodeProto;
+class GraphProto;
+class TensorProto;
+class AttributeProto;
+}  // namespace onnx
+
+namespace kiln::onnx_fe {
+
+class context;
+
+class node_info {
+public:
+    node_info(const onnx::NodeProto& n, std::string name, std::int64_t opset);
+    const onnx::NodeProto& proto() const { return node_; }
+    const std::string& name() const { return name_; }       // the node's name, or "<OpType>_<index>"
+    const std::string& op_type() const;
+    std::int64_t opset() const { return opset_; }           // opset version of the node's domain
+    std::size_t input_count() const;                        // including trailing absent inputs
+    bool has_input(std::size_t i) const;                    // present and not the empty name
+    std::size_t output_count() const;
+
+    bool has_attr(const std::string& name) const;
+    std::int64_t attr_int(const std::string& name, std::int64_t def) const;
+    float attr_float(const std::string& name, float def) const;
+    std::string attr_string(const std::string& name, const std::string& def) const;
+    std::vector<std::int64_t> attr_ints(const std::string& name, std::vector<std::int64_t> def = {}) const;
+    std::vector<float> attr_floats(const std::string& name, std::vector<float> def = {}) const;
+    std::vector<std::string> attr_strings(const std::string& name) const;
+    literal attr_tensor(const std::string& name) const;          // throws when absent
+    const onnx::GraphProto& attr_graph(const std::string& name) const;  // throws when absent
+    // Attribute with its declared type checked; throws naming the node when absent.
+    const onnx::AttributeProto& attr(const std::string& name) const;
+
+private:
+    const onnx::NodeProto& node_;
+    std::string name_;
+    std::int64_t opset_;
+};
+
+// Maps one node to instructions; returns one instruction per node output (absent trailing
+// outputs may be left out).
+using op_mapping = std::function<std::vector<instruction_ref>(const node_info&, context&,
+                                                              const std::vector<instruction_ref>& inputs)>;
+
+class context {
+public:
+    context(program& p, module& m, const onnx_options& opts, std::string base_dir);
+
+    program& prog() { return prog_; }
+    module& mod() { return mod_; }
+    const onnx_options& options() const { return opts_; }
+    const std::string& base_dir() const { return base_dir_; }
+
+    // Adds an instruction for the current node. When every input is a constant the result is
+    // evaluated now and added as a literal (this folds shape computations at parse time).
+    instruction_ref add(const std::string& op, const value& attrs, const std::vector<instruction_ref>& inputs);
+    instruction_ref add(const std::string& op, const std::vector<instruction_ref>& inputs) {
+        return add(op, value(), inputs);
+    }
+    instruction_ref add_literal(const literal& l);
+    // The placeholder for an absent optional input.
+    instruction_ref none() { return mod_.end(); }
+    bool is_none(instruction_ref i) { return i == mod_.end(); }
+
+    bool is_constant(instruction_ref i) const { return i->is_literal(); }
+    // The input's constant value; throws naming the node and `what` when it is not constant.
+    const literal& constant(instruction_ref i, const std::string& what) const;
+    std::vector<std::int64_t> constant_ints(instruction_ref i, const std::string& what) const;
+    std::vector<double> constant_doubles(instruction_ref i, const std::string& what) const;
+
+    // Parses a subgraph (If/Loop/Scan body) into a new module whose parameters are the graph's
+    // inputs followed by the outer values it captures; `captures` receives those outer values.
+    // `input_shapes` gives the inputs' shapes when the graph does not declare them (Loop bodies).
+    module* parse_subgraph(const onnx::GraphProto& g, const std::string& name, const std::vector<shape>& input_shapes,
+                           std::vector<instruction_ref>& captures);
+
+    // The node being mapped (for error messages and instruction source names).
+    const node_info* current = nullptr;
+    // Name -> value of everything visible in this graph (outer graph values for subgraphs).
+    std::map<std::string, instruction_ref> values;
+    context* parent = nullptr;
+    // Opset version per domain ("" is ai.onnx).
+    std::map<std::string, std::int64_t> opsets;
+
+private:
+    program& prog_;
+    module& mod_;
+    const onnx_options& opts_;
+    std::string base_dir_;
+};
+
+// Registers a mapping for (domain, op type) from an opset version on; "" is ai.onnx.
+void register_onnx_op(const std::string& domain, const std::string& op_type, std::int64_t since, op_mapping f);
+// The mapping for a node at an opset version, or null.
+const op_mapping* find_onnx_op(const std::string& domain, const std::string& op_type, std::int64_t opset);
+
+// A TensorProto as a literal; external data is read relative to base_dir.
+literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_dir);
+// An ONNX TensorProto.DataType code as a kiln dtype; throws naming the code when unsupported.
+dtype onnx_dtype(int code);
+
+}  // namespace kiln::onnx_fe
+
+#define KILN_ONNX_CAT2(a, b) a##b
+#define KILN_ONNX_CAT(a, b) KILN_ONNX_CAT2(a, b)
+// KILN_ONNX_OP("", "Relu", 6, fn): registers fn at static initialisation.
+#define KILN_ONNX_OP(DOMAIN, OP, SINCE, FN)                                                         \
+    static const bool KILN_ONNX_CAT(kiln_onnx_reg_, __LINE__) =                                     \
+        (::kiln::onnx_fe::register_onnx_op(DOMAIN, OP, SINCE, FN), true);

@@ -1,0 +1,332 @@
+// Reads an ONNX ModelProto into a program: initializers become literals, graph inputs become
+// parameters (symbolic dims resolved from the options), nodes are mapped by (domain, op type,
+// opset) and constant subexpressions are folded as they are built.
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/eval.hpp"
+#include "frontends/onnx/context.hpp"
+
+namespace kiln::onnx_fe {
+
+namespace {
+
+std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+
+using registry_t = std::map<std::pair<std::string, std::string>, std::map<std::int64_t, op_mapping>>;
+registry_t& registry() {
+    static registry_t r;
+    return r;
+}
+
+std::string node_name(const onnx::NodeProto& n, std::size_t index) {
+    return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+}
+
+void warn(const onnx_options& opts, const std::string& msg) {
+    if (opts.warn) opts.warn(msg);
+    else std::cerr << "kiln: warning: " << msg << "\n";
+}
+
+std::int64_t opset_of(const context& ctx, const std::string& domain) {
+    auto it = ctx.opsets.find(normalize_domain(domain));
+    return it == ctx.opsets.end() ? 1 : it->second;
+}
+
+// Every node (subgraphs included) whose op type has no mapping at its opset.
+void collect_unsupported(const onnx::GraphProto& g, const context& ctx, std::vector<std::string>& out) {
+    for (int i = 0; i < g.node_size(); ++i) {
+        const auto& n = g.node(i);
+        std::int64_t v = opset_of(ctx, n.domain());
+        if (!find_onnx_op(normalize_domain(n.domain()), n.op_type(), v))
+            out.push_back(cat("  ", n.op_type(), " (node '", node_name(n, static_cast<std::size_t>(i)), "', domain '",
+                              n.domain().empty() ? "ai.onnx" : n.domain(), "', opset ", v, ")"));
+        for (const auto& a : n.attribute()) {
+            if (a.has_g()) collect_unsupported(a.g(), ctx, out);
+            for (const auto& sg : a.graphs()) collect_unsupported(sg, ctx, out);
+        }
+    }
+}
+
+// The dims of a graph input: the user's --input-dim, else the model's dims with symbolic
+// dims taken from --dim-param or --default-dim. An unresolved dim is an error.
+shape input_shape(const onnx::ValueInfoProto& vi, const onnx_options& opts) {
+    if (!vi.type().has_tensor_type())
+        fail("input '", vi.name(), "' is not a tensor (sequences and maps are not supported)");
+    const auto& tt = vi.type().tensor_type();
+    dtype t = onnx_dtype(tt.elem_type());
+    if (auto it = opts.input_dims.find(vi.name()); it != opts.input_dims.end()) {
+        if (tt.has_shape() && static_cast<std::size_t>(tt.shape().dim_size()) != it->second.size())
+            fail("input '", vi.name(), "' has ", tt.shape().dim_size(), " dims in the model but ", it->second.size(),
+                 " were given");
+        for (int i = 0; tt.has_shape() && i < tt.shape().dim_size(); ++i) {
+            const auto& d = tt.shape().dim(i);
+            auto given = it->second[static_cast<std::size_t>(i)];
+            if (d.has_dim_value() && static_cast<std::size_t>(d.dim_value()) != given)
+                fail("input '", vi.name(), "' dim ", i, " is ", d.dim_value(), " in the model but ", given, " was given");
+        }
+        return {t, it->second};
+    }
+    if (!tt.has_shape()) fail("input '", vi.name(), "' has no shape in the model; give it with --input-dim");
+    std::vector<dynamic_dim> dims;
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+        const auto& d = tt.shape().dim(i);
+        if (d.has_dim_value()) {
+            auto v = static_cast<std::size_t>(d.dim_value());
+            dims.push_back({v, v, {}, {}});
+            continue;
+        }
+        std::string sym = d.has_dim_param() ? d.dim_param() : "";
+        if (auto it = opts.dim_params.find(sym); !sym.empty() && it != opts.dim_params.end()) {
+            dynamic_dim dd = it->second;
+            if (dd.symbol.empty() && !dd.is_fixed()) dd.symbol = sym;
+            dims.push_back(dd);
+        } else if (opts.default_dim) {
+            dims.push_back({*opts.default_dim, *opts.default_dim, {}, {}});
+        } else {
+            fail("input '", vi.name(), "' dim ", i, sym.empty() ? " is unknown" : " is '" + sym + "'",
+                 ": set it with ", sym.empty() ? "--input-dim @" + vi.name() + " ..." : "--dim-param " + sym + "=N",
+                 " or --default-dim N");
+        }
+    }
+    return shape(t, dims);
+}
+
+// Node indices in an order where each node comes after the producers of its inputs.
+std::vector<int> topological_order(const onnx::GraphProto& g, const onnx_options& opts) {
+    std::map<std::string, int> producer;
+    for (int i = 0; i < g.node_size(); ++i)
+        for (const auto& o : g.node(i).output())
+            if (!o.empty()) producer[o] = i;
+    std::vector<int> order, state(static_cast<std::size_t>(g.node_size()), 0);   // 0 new, 1 active, 2 done
+    auto visit = [&](auto& self, int i) -> void {
+        if (state[static_cast<std::size_t>(i)] == 2) return;
+        if (state[static_cast<std::size_t>(i)] == 1)
+            fail("the graph has a cycle through node '", node_name(g.node(i), static_cast<std::size_t>(i)), "'");
+        state[static_cast<std::size_t>(i)] = 1;
+        for (const auto& in : g.node(i).input())
+            if (auto it = producer.find(in); it != producer.end()) self(self, it->second);
+        state[static_cast<std::size_t>(i)] = 2;
+        order.push_back(i);
+    };
+    for (int i = 0; i < g.node_size(); ++i) visit(visit, i);
+    for (std::size_t k = 0; k < order.size(); ++k)
+        if (order[k] != static_cast<int>(k)) {
+            warn(opts, cat("graph '", g.name(), "': nodes are not in topological order; sorted them"));
+            break;
+        }
+    return order;
+}
+
+instruction_ref resolve_input(context& ctx, const std::string& name, const node_info& node,
+                              std::vector<instruction_ref>* captures);
+
+void check_output_type(const onnx::ValueInfoProto& vi, instruction_ref ins) {
+    if (!vi.type().has_tensor_type() || vi.type().tensor_type().elem_type() == 0) return;
+    dtype want = onnx_dtype(vi.type().tensor_type().elem_type());
+    if (ins->get_shape().type() != want)
+        fail("output '", vi.name(), "' is declared ", dtype_name(want), " but computes ",
+             dtype_name(ins->get_shape().type()));
+}
+
+void parse_nodes(context& ctx, const onnx::GraphProto& g, std::vector<instruction_ref>* captures) {
+    for (int i : topological_order(g, ctx.options())) {
+        const auto& n = g.node(i);
+        node_info info(n, node_name(n, static_cast<std::size_t>(i)), opset_of(ctx, n.domain()));
+        try {
+            std::vector<instruction_ref> inputs;
+            for (int k = 0; k < n.input_size(); ++k)
+                inputs.push_back(n.input(k).empty() ? ctx.none() : resolve_input(ctx, n.input(k), info, captures));
+            const op_mapping* f = find_onnx_op(normalize_domain(n.domain()), n.op_type(), info.opset());
+            if (!f) f = find_onnx_op("kiln", "unknown", 1);   // only reached with skip_unknown_operators
+            ctx.current = &info;
+            auto outs = (*f)(info, ctx, inputs);
+            ctx.current = nullptr;
+            if (outs.size() < static_cast<std::size_t>(n.output_size())) {
+                for (int k = static_cast<int>(outs.size()); k < n.output_size(); ++k)
+                    if (!n.output(k).empty()) fail("output ", k, " ('", n.output(k), "') is not produced by kiln's mapping");
+            }
+            for (int k = 0; k < n.output_size(); ++k)
+                if (!n.output(k).empty()) ctx.values[n.output(k)] = outs[static_cast<std::size_t>(k)];
+        } catch (const error& e) {
+            ctx.current = nullptr;
+            fail("node '", info.name(), "' (", n.op_type(), ", opset ", info.opset(), "): ", e.what());
+        }
+    }
+}
+
+void add_outputs(context& ctx, const onnx::GraphProto& g) {
+    std::vector<instruction_ref> outs;
+    for (const auto& o : g.output()) {
+        auto it = ctx.values.find(o.name());
+        if (it == ctx.values.end()) fail("graph output '", o.name(), "' is not produced by any node");
+        check_output_type(o, it->second);
+        outs.push_back(it->second);
+    }
+    ctx.mod().add_return(outs);
+}
+
+instruction_ref resolve_input(context& ctx, const std::string& name, const node_info& node,
+                              std::vector<instruction_ref>* captures) {
+    if (auto it = ctx.values.find(name); it != ctx.values.end()) return it->second;
+    if (ctx.parent && captures) {
+        instruction_ref outer = resolve_input(*ctx.parent, name, node, nullptr);
+        instruction_ref inner;
+        if (outer->is_literal()) {
+            inner = ctx.mod().add_literal(outer->get_literal());
+        } else {
+            // Submodules are closed: an outer value becomes an extra parameter.
+            inner = ctx.mod().add_parameter("capture:" + name, outer->get_shape());
+            captures->push_back(outer);
+        }
+        ctx.values[name] = inner;
+        return inner;
+    }
+    if (ctx.parent) return resolve_input(*ctx.parent, name, node, nullptr);
+    fail("input '", name, "' is not produced by any node, initializer or graph input");
+}
+
+}  // namespace
+
+void register_onnx_op(const std::string& domain, const std::string& op_type, std::int64_t since, op_mapping f) {
+    registry()[{domain, op_type}][since] = std::move(f);
+}
+
+const op_mapping* find_onnx_op(const std::string& domain, const std::string& op_type, std::int64_t opset) {
+    auto it = registry().find({domain, op_type});
+    if (it == registry().end()) return nullptr;
+    auto v = it->second.upper_bound(opset);   // the newest mapping with since <= opset
+    if (v == it->second.begin()) return nullptr;
+    return &std::prev(v)->second;
+}
+
+context::context(program& p, module& m, const onnx_options& opts, std::string base_dir)
+    : prog_(p), mod_(m), opts_(opts), base_dir_(std::move(base_dir)) {}
+
+instruction_ref context::add_literal(const literal& l) { return mod_.add_literal(l); }
+
+instruction_ref context::add(const std::string& op_name, const value& attrs, const std::vector<instruction_ref>& inputs) {
+    operation op = make_op(op_name, attrs);
+    bool constant = !op.traits().side_effects && !op.traits().builtin;
+    for (auto i : inputs) constant = constant && i->is_literal();
+    if (constant) {
+        std::vector<argument> args;
+        for (auto i : inputs) args.push_back(i->get_literal().get_argument());
+        argument r = compute_op(op, args);
+        if (!r.get_shape().is_tuple()) return add_literal(literal(r));
+    }
+    auto ins = mod_.add_instruction(op, inputs);
+    if (current) ins->set_source_name(current->name());
+    return ins;
+}
+
+const literal& context::constant(instruction_ref i, const std::string& what) const {
+    if (!i->is_literal())
+        fail(what, " must be a constant (an initializer or computable from them) for kiln to compile it");
+    return i->get_literal();
+}
+
+std::vector<std::int64_t> context::constant_ints(instruction_ref i, const std::string& what) const {
+    return to_int64s(constant(i, what).get_argument());
+}
+
+std::vector<double> context::constant_doubles(instruction_ref i, const std::string& what) const {
+    return to_doubles(constant(i, what).get_argument());
+}
+
+module* context::parse_subgraph(const onnx::GraphProto& g, const std::string& name,
+                                const std::vector<shape>& input_shapes, std::vector<instruction_ref>& captures) {
+    std::string unique = name;
+    for (int k = 1; prog_.find_module(unique); ++k) unique = name + "_" + std::to_string(k);
+    module& sub = prog_.create_module(unique);
+    context sc(prog_, sub, opts_, base_dir_);
+    sc.parent = this;
+    sc.opsets = opsets;
+    for (const auto& init : g.initializer()) sc.values[init.name()] = sub.add_literal(tensor_to_literal(init, base_dir_));
+    for (int i = 0; i < g.input_size(); ++i) {
+        const auto& vi = g.input(i);
+        shape s = static_cast<std::size_t>(i) < input_shapes.size() ? input_shapes[static_cast<std::size_t>(i)]
+                                                                     : input_shape(vi, opts_);
+        sc.values[vi.name()] = sub.add_parameter(vi.name(), s);
+    }
+    parse_nodes(sc, g, &captures);
+    add_outputs(sc, g);
+    return &sub;
+}
+
+namespace {
+
+program parse_model(const onnx::ModelProto& model, const onnx_options& opts, const std::string& base_dir) {
+    if (model.ir_version() < 3 || model.ir_version() > 13)
+        fail("ONNX IR version ", model.ir_version(), " is not supported (kiln reads IR versions 3 to 13)");
+    program p;
+    context ctx(p, p.main(), opts, base_dir);
+    for (const auto& os : model.opset_import()) ctx.opsets[normalize_domain(os.domain())] = os.version();
+    if (!ctx.opsets.count("")) ctx.opsets[""] = 1;
+    const auto& g = model.graph();
+
+    std::vector<std::string> unsupported;
+    collect_unsupported(g, ctx, unsupported);
+    if (!unsupported.empty() && !opts.skip_unknown_operators) {
+        std::string list;
+        for (const auto& u : unsupported) list += "\n" + u;
+        fail(unsupported.size(), " unsupported operator", unsupported.size() > 1 ? "s" : "",
+             " (use --skip-unknown-operators to parse past them):", list);
+    }
+
+    std::set<std::string> initializer_names;
+    for (const auto& init : g.initializer()) {
+        initializer_names.insert(init.name());
+        ctx.values[init.name()] = p.main().add_literal(tensor_to_literal(init, base_dir));
+    }
+    for (const auto& vi : g.input())
+        if (!initializer_names.count(vi.name())) ctx.values[vi.name()] = p.main().add_parameter(vi.name(), input_shape(vi, opts));
+    parse_nodes(ctx, g, nullptr);
+    add_outputs(ctx, g);
+    return p;
+}
+
+}  // namespace
+
+}  // namespace kiln::onnx_fe
+
+namespace kiln {
+
+program parse_onnx_buffer(const void* data, std::size_t size, const onnx_options& opts, const std::string& base_dir) {
+    onnx::ModelProto model;
+    if (size > static_cast<std::size_t>(INT32_MAX) || !model.ParseFromArray(data, static_cast<int>(size)))
+        fail("not a valid ONNX model: the protobuf could not be parsed (", size, " bytes)");
+    return onnx_fe::parse_model(model, opts, base_dir);
+}
+
+program parse_onnx_file(const std::string& path, const onnx_options& opts) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) fail("cannot open '", path, "'");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::string bytes = ss.str();
+    auto slash = path.find_last_of('/');
+    std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    try {
+        return parse_onnx_buffer(bytes.data(), bytes.size(), opts, dir);
+    } catch (const error& e) {
+        fail(path, ": ", e.what());
+    }
+}
+
+std::vector<std::string> onnx_supported_ops() {
+    std::vector<std::string> names;
+    for (const auto& [key, versions] : onnx_fe::registry()) {
+        if (key.first == "kiln") continue;
+        names.push_back(key.first.empty() ? key.second : key.first + ":" + key.second);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+}  // namespace kiln

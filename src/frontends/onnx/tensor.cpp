@@ -1,0 +1,141 @@
+// ONNX TensorProto -> literal: typed fields, raw_data and external data files.
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/visit.hpp"
+#include "frontends/onnx/context.hpp"
+
+namespace kiln::onnx_fe {
+
+dtype onnx_dtype(int code) {
+    switch (code) {
+    case 1: return dtype::float32;
+    case 2: return dtype::uint8;
+    case 3: return dtype::int8;
+    case 4: return dtype::uint16;
+    case 5: return dtype::int16;
+    case 6: return dtype::int32;
+    case 7: return dtype::int64;
+    case 9: return dtype::bool_;
+    case 10: return dtype::float16;
+    case 11: return dtype::float64;
+    case 12: return dtype::uint32;
+    case 13: return dtype::uint64;
+    case 16: return dtype::bfloat16;
+    case 17: return dtype::fp8e4m3fn;
+    case 19: return dtype::fp8e5m2;
+    case 21: return dtype::uint4;
+    case 22: return dtype::int4;
+    default: break;
+    }
+    static const char* names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
+                                  "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
+                                  "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                  "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1", "FLOAT8E8M0"};
+    if (code >= 0 && code < static_cast<int>(std::size(names))) fail("ONNX type ", names[code], " is not supported");
+    fail("unknown ONNX data type code ", code);
+}
+
+namespace {
+
+std::vector<char> read_external(const onnx::TensorProto& t, const std::string& base_dir, std::size_t want) {
+    std::string location;
+    std::size_t offset = 0, length = 0;
+    bool has_length = false;
+    for (const auto& kv : t.external_data()) {
+        if (kv.key() == "location") location = kv.value();
+        else if (kv.key() == "offset") offset = std::stoull(kv.value());
+        else if (kv.key() == "length") {
+            length = std::stoull(kv.value());
+            has_length = true;
+        }
+    }
+    if (location.empty()) fail("tensor '", t.name(), "': external data has no location");
+    std::filesystem::path path = std::filesystem::path(base_dir) / location;
+    std::ifstream f(path, std::ios::binary);
+    if (!f) fail("tensor '", t.name(), "': external data file '", path.string(), "' cannot be opened");
+    std::size_t n = has_length ? length : want;
+    if (n != want)
+        fail("tensor '", t.name(), "': external data length ", n, " does not match its shape (", want, " bytes)");
+    f.seekg(0, std::ios::end);
+    auto size = static_cast<std::size_t>(f.tellg());
+    if (offset + n > size)
+        fail("tensor '", t.name(), "': external data file '", path.string(), "' is truncated (", size,
+             " bytes, needs ", offset + n, ")");
+    std::vector<char> buf(n);
+    f.seekg(static_cast<std::streamoff>(offset));
+    f.read(buf.data(), static_cast<std::streamsize>(n));
+    return buf;
+}
+
+// Values stored in int32_data: small ints, bool, and the bit patterns of 16- and 8-bit floats.
+argument from_int32_field(const onnx::TensorProto& t, const shape& s) {
+    argument a(s);
+    std::size_t n = s.elements();
+    if (is_packed(s.type())) {
+        // Two 4-bit values per byte; ONNX stores each packed byte in one int32_data entry.
+        if (static_cast<std::size_t>(t.int32_data_size()) != (n + 1) / 2)
+            fail("tensor '", t.name(), "': ", t.int32_data_size(), " int32_data values for ", n, " 4-bit elements");
+        for (std::size_t i = 0; i < (n + 1) / 2; ++i) a.data()[i] = static_cast<std::byte>(t.int32_data(static_cast<int>(i)));
+        return a;
+    }
+    if (static_cast<std::size_t>(t.int32_data_size()) != n)
+        fail("tensor '", t.name(), "': ", t.int32_data_size(), " values for ", n, " elements");
+    std::size_t esize = s.type_bits() / 8;
+    for (std::size_t i = 0; i < n; ++i) {
+        auto v = static_cast<std::uint32_t>(t.int32_data(static_cast<int>(i)));
+        std::memcpy(a.data() + i * esize, &v, esize);   // little-endian low bytes
+    }
+    return a;
+}
+
+template <class T, class Field>
+argument from_field(const onnx::TensorProto& t, const shape& s, const Field& field) {
+    std::size_t n = s.elements();
+    if (static_cast<std::size_t>(field.size()) != n)
+        fail("tensor '", t.name(), "': ", field.size(), " values for ", n, " elements");
+    argument a(s);
+    for (std::size_t i = 0; i < n; ++i) a.as<T>()[i] = static_cast<T>(field.Get(static_cast<int>(i)));
+    return a;
+}
+
+}  // namespace
+
+literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_dir) {
+    if (t.has_segment()) fail("tensor '", t.name(), "': segmented tensors are not supported");
+    std::vector<std::size_t> lens;
+    for (auto d : t.dims()) {
+        if (d < 0) fail("tensor '", t.name(), "': negative dim ", d);
+        lens.push_back(static_cast<std::size_t>(d));
+    }
+    shape s(onnx_dtype(t.data_type()), lens);
+    std::size_t bytes = s.bytes();
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+        auto buf = read_external(t, base_dir, bytes);
+        argument a(s);
+        std::memcpy(a.data(), buf.data(), bytes);
+        return literal(a);
+    }
+    if (t.has_raw_data()) {
+        if (t.raw_data().size() != bytes)
+            fail("tensor '", t.name(), "': raw_data has ", t.raw_data().size(), " bytes, its shape ", to_string(s),
+                 " needs ", bytes);
+        argument a(s);
+        std::memcpy(a.data(), t.raw_data().data(), bytes);
+        return literal(a);
+    }
+    switch (s.type()) {
+    case dtype::float32: return literal(from_field<float>(t, s, t.float_data()));
+    case dtype::float64: return literal(from_field<double>(t, s, t.double_data()));
+    case dtype::int64: return literal(from_field<std::int64_t>(t, s, t.int64_data()));
+    case dtype::uint32: return literal(from_field<std::uint32_t>(t, s, t.uint64_data()));
+    case dtype::uint64: return literal(from_field<std::uint64_t>(t, s, t.uint64_data()));
+    default: return literal(from_int32_field(t, s));
+    }
+}
+
+}  // namespace kiln::onnx_fe

@@ -1,0 +1,202 @@
+// Runs ONNX backend node test folders (model.onnx + test_data_set_N) on a kiln target and
+// compares with the expected outputs (rtol 1e-3, atol 1e-5 unless a case has its own).
+// Prints a line per failing case, a per-op summary and a final "N passed, N failed" line. Exits
+// non-zero when a case outside the expected-failures list fails or a listed case passes.
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/target.hpp"
+#include "frontends/onnx/onnx.hpp"
+
+namespace fs = std::filesystem;
+using namespace kiln;
+
+namespace {
+
+struct options {
+    std::string data, target = "ref", expected_path, skips_path, filter, write_expected;
+    bool verbose = false;
+    double rtol = 1e-3, atol = 1e-5;
+};
+
+// Lines of a list file without comments: "name" or "name  # reason".
+std::vector<std::string> read_list(const std::string& path) {
+    std::vector<std::string> out;
+    if (path.empty()) return out;
+    std::ifstream f(path);
+    if (!f) fail("cannot open '", path, "'");
+    for (std::string line; std::getline(f, line);) {
+        line = line.substr(0, line.find('#'));
+        line.erase(line.find_last_not_of(" \t\r") + 1);
+        line.erase(0, line.find_first_not_of(" \t"));
+        if (!line.empty()) out.push_back(line);
+    }
+    return out;
+}
+
+std::string compare(const argument& got, const argument& want, double rtol, double atol) {
+    const shape& g = got.get_shape();
+    const shape& w = want.get_shape();
+    if (g.type() != w.type()) return cat("type ", dtype_name(g.type()), ", expected ", dtype_name(w.type()));
+    if (g.lens() != w.lens()) return cat("lens ", lens_to_string(g.lens()), ", expected ", lens_to_string(w.lens()));
+    if (!is_float(g.type())) {
+        auto a = to_int64s(got), b = to_int64s(want);
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (a[i] != b[i]) return cat("element ", i, ": ", a[i], ", expected ", b[i]);
+        return "";
+    }
+    auto a = to_doubles(got), b = to_doubles(want);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+        if (a[i] == b[i]) continue;
+        if (!(std::abs(a[i] - b[i]) <= atol + rtol * std::abs(b[i])))
+            return cat("element ", i, ": ", a[i], ", expected ", b[i]);
+    }
+    return "";
+}
+
+// The op a case tests: its only node's type, or the test's name for multi-node graphs.
+std::string op_of(const fs::path& model) {
+    onnx::ModelProto m;
+    std::ifstream f(model, std::ios::binary);
+    if (!m.ParseFromIstream(&f)) return "?";
+    if (m.graph().node_size() == 1) return m.graph().node(0).op_type();
+    return "(multi-node)";
+}
+
+// Runs one case folder; returns "" on success or the reason it failed.
+std::string run_case(const fs::path& dir, const options& o, const target& t) {
+    std::vector<fs::path> sets;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+    std::sort(sets.begin(), sets.end());
+    for (const auto& set : sets) {
+        onnx_test_data data = read_onnx_test_data(set.string());
+        onnx_options opts;
+        // The inputs' shapes bind the model's symbolic dims.
+        for (std::size_t i = 0; i < data.inputs.size() && i < data.input_names.size(); ++i)
+            if (!data.input_names[i].empty()) opts.input_dims[data.input_names[i]] = data.inputs[i].get_shape().lens();
+        opts.warn = [](const std::string&) {};
+        program p = parse_onnx_file((dir / "model.onnx").string(), opts);
+        compile(p, t);
+        auto names = p.main().parameter_names();
+        if (names.size() != data.inputs.size())
+            return cat("model has ", names.size(), " inputs, test data ", data.inputs.size());
+        param_map inputs;
+        for (std::size_t i = 0; i < names.size(); ++i) inputs[names[i]] = t.copy_to(data.inputs[i]);
+        auto outs = t.run(p, inputs);
+        if (outs.size() != data.outputs.size()) return cat(outs.size(), " outputs, expected ", data.outputs.size());
+        for (std::size_t i = 0; i < outs.size(); ++i) {
+            std::string msg = compare(t.copy_from(outs[i]), data.outputs[i], o.rtol, o.atol);
+            if (!msg.empty()) return cat(set.filename().string(), " output ", i, ": ", msg);
+        }
+    }
+    return "";
+}
+
+options parse_args(int argc, char** argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto next = [&]() -> std::string {
+            if (i + 1 >= argc) fail(a, " needs a value");
+            return argv[++i];
+        };
+        if (a == "--data") o.data = next();
+        else if (a == "--target") o.target = next();
+        else if (a == "--expected-failures") o.expected_path = next();
+        else if (a == "--skips") o.skips_path = next();
+        else if (a == "--filter") o.filter = next();
+        else if (a == "--write-expected") o.write_expected = next();
+        else if (a == "-v" || a == "--verbose") o.verbose = true;
+        else fail("unknown option '", a, "'");
+    }
+    if (o.data.empty()) fail("--data DIR is required");
+    return o;
+}
+
+struct tally {
+    int passed = 0, failed = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    options o = parse_args(argc, argv);
+    auto expected_list = read_list(o.expected_path);
+    std::set<std::string> expected(expected_list.begin(), expected_list.end());
+    std::vector<std::regex> skips;
+    for (const auto& s : read_list(o.skips_path)) skips.emplace_back(s.substr(0, s.find_first_of(" \t")));
+    auto t = make_target(o.target);
+
+    std::vector<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator(o.data))
+        if (e.is_directory() && fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+    std::sort(dirs.begin(), dirs.end());
+
+    std::map<std::string, tally> per_op;
+    std::vector<std::string> failing;
+    int passed = 0, failed = 0, expected_failed = 0, skipped = 0, unexpected = 0;
+    for (const auto& dir : dirs) {
+        std::string name = dir.filename().string();
+        if (!o.filter.empty() && name.find(o.filter) == std::string::npos) continue;
+        if (std::any_of(skips.begin(), skips.end(), [&](const std::regex& r) { return std::regex_match(name, r); })) {
+            ++skipped;
+            continue;
+        }
+        std::string why;
+        try {
+            why = run_case(dir, o, *t);
+        } catch (const std::exception& e) {
+            why = e.what();
+        }
+        std::replace(why.begin(), why.end(), '\n', ' ');
+        tally& op = per_op[op_of(dir / "model.onnx")];
+        bool listed = expected.count(name) > 0;
+        if (why.empty()) {
+            ++passed;
+            ++op.passed;
+            if (listed) {
+                ++unexpected;
+                std::cout << "UNEXPECTED PASS " << name << " (remove it from the expected-failures list)\n";
+            } else if (o.verbose) {
+                std::cout << "pass " << name << "\n";
+            }
+        } else {
+            ++failed;
+            ++op.failed;
+            failing.push_back(name + "  # " + why.substr(0, 120));
+            if (listed) ++expected_failed;
+            else ++unexpected;
+            if (!listed || o.verbose)
+                std::cout << (listed ? "expected failure " : "FAIL ") << name << ": " << why.substr(0, 300) << "\n";
+        }
+    }
+    std::cout << "\nper op (passed/total):\n";
+    for (const auto& [op, c] : per_op)
+        if (c.failed || o.verbose) std::cout << "  " << op << ": " << c.passed << "/" << c.passed + c.failed << "\n";
+    std::cout << "target " << o.target << ": " << skipped << " skipped, " << expected_failed
+              << " expected failures, " << unexpected << " unexpected results\n";
+    std::cout << passed << " passed, " << failed << " failed\n";
+    if (!o.write_expected.empty()) {
+        std::ofstream f(o.write_expected);
+        f << "# ONNX backend node cases that fail on ref, with the reason. This list may only shrink:\n"
+             "# the conformance test fails when a case outside it fails or a case in it passes.\n";
+        for (const auto& line : failing) f << line << "\n";
+        std::cout << "wrote " << failing.size() << " expected failures to " << o.write_expected << "\n";
+        return 0;
+    }
+    return unexpected == 0 ? 0 : 1;
+} catch (const std::exception& e) {
+    std::cerr << "kiln_onnx_conformance: error: " << e.what() << "\n";
+    return 2;
+}
