@@ -1,5 +1,6 @@
 // ONNX elementwise ops: unary math, binary arithmetic and comparisons (numpy broadcasting is
 // native in kiln's ops), variadic Sum/Mean/Max/Min, Where, Clip, Cast.
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -93,7 +94,9 @@ KILN_ONNX_OP("", "IsInf", 10, [](const node_info& n, context& ctx, const inputs_
                                    {"detect_negative", n.attr_int("detect_negative", 1) != 0}}, in)};
 })
 KILN_ONNX_OP("", "BitShift", 11, [](const node_info& n, context& ctx, const inputs_t& in) -> inputs_t {
-    return {ctx.add("bitshift", value{{"direction", n.attr_string("direction", "")}}, in)};
+    std::string d = n.attr_string("direction", "");
+    for (char& c : d) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));   // ONNX: "LEFT"/"RIGHT"
+    return {ctx.add("bitshift", value{{"direction", d}}, in)};
 })
 KILN_ONNX_OP("", "Mod", 10, [](const node_info& n, context& ctx, const inputs_t& in) -> inputs_t {
     return {ctx.add("mod", value{{"fmod", n.attr_int("fmod", 0) != 0}}, in)};
