@@ -39,7 +39,7 @@ argument narrow(const argument& a, dtype t) {
 }
 
 argument bind_input(const module& m, const instruction& p, const argument& a) {
-    const std::string& name = m.parameter_name(p);
+    const std::string name = m.parameter_name(p);
     const shape& want = p.get_shape();
     const shape& got = a.get_shape();
     if (got.type() != want.type())

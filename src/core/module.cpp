@@ -142,7 +142,7 @@ std::vector<instruction_ref> module::parameters() const {
     return ps;
 }
 
-const std::string& module::parameter_name(const instruction& ins) const {
+std::string module::parameter_name(const instruction& ins) const {
     return ins.get_operator().attributes().at("name").as_string();
 }
 

@@ -83,7 +83,7 @@ public:
     std::vector<instruction_ref> parameters() const;     // in declaration order
     std::vector<std::string> parameter_names() const;
     instruction_ref get_parameter(std::string_view name) const;   // end() when absent
-    const std::string& parameter_name(const instruction& ins) const;
+    std::string parameter_name(const instruction& ins) const;
     instruction_ref get_return() const;                  // end() when absent
     std::vector<shape> output_shapes() const;
 

@@ -5,6 +5,8 @@
 //   @1 = add(x,@0) -> ...
 //   @2 = if(@1,x), [then_0, else_0] -> ...
 //   @3 = @return(@2)
+#include <charconv>
+#include <cmath>
 #include <ostream>
 #include <sstream>
 #include <unordered_map>
@@ -15,12 +17,25 @@
 namespace kiln {
 
 namespace {
+std::string shortest_float(double v) {
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof(buf), static_cast<float>(v));
+    std::string s(buf, r.ptr);
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s;
+}
+
 std::string literal_values(const literal& lit) {
     const argument& a = lit.get_argument();
     std::string s = "{";
-    if (is_float(a.get_shape().type())) {
+    dtype t = a.get_shape().type();
+    if (is_float(t)) {
+        // Narrow floats print in float's shortest form: it still identifies the value exactly.
         auto vals = to_doubles(a);
-        for (std::size_t i = 0; i < vals.size(); ++i) s += (i ? ", " : "") + to_string(value(vals[i]));
+        for (std::size_t i = 0; i < vals.size(); ++i) {
+            double v = vals[i];
+            s += (i ? ", " : "") + (t == dtype::float64 || !std::isfinite(v) ? to_string(value(v)) : shortest_float(v));
+        }
     } else {
         auto vals = to_int64s(a);
         // uint64 above int64's range prints through its bit pattern reinterpreted; keep it exact.
