@@ -1,0 +1,172 @@
+// Ops that make new tensors from values or shapes: range (ONNX Range), nonzero (ONNX NonZero),
+// one_hot (ONNX OneHot with depth as an attribute) and shape_of (ONNX Shape).
+// range and nonzero are data-dependent: their output length is known only at compute, so
+// compute_shape gives a dynamic dim and compute returns the actual lens.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ops/indexing.hpp"
+
+namespace kiln::ops {
+namespace {
+
+// output[i] = start + i * delta for i < max(ceil((limit - start) / delta), 0); the three inputs
+// are scalars of one type. Integers compute exactly in int64, floats in double.
+struct range {
+    static constexpr std::string_view name = "range";
+    op_traits traits() const { return {.data_dependent = true}; }
+
+    shape compute_shape(std::span<const shape> in) const {
+        check_input_count(in, 3);
+        check_static(in);
+        check_same_type(in);
+        check_type(in, 0, numeric_type, "a numeric type");
+        for (std::size_t i = 0; i < 3; ++i) check_rank(in, i, 0);
+        return {in[0].type(), std::vector<dynamic_dim>{{.min = 0, .max = unbounded_dim}}};
+    }
+
+    argument compute(const shape& out, std::span<const argument> args) const {
+        if (is_float(out.type()))
+            return fill(out.type(), to_doubles(args[0])[0], to_doubles(args[1])[0], to_doubles(args[2])[0]);
+        return fill(out.type(), to_int64s(args[0])[0], to_int64s(args[1])[0], to_int64s(args[2])[0]);
+    }
+
+    template <class V>
+    static argument fill(dtype t, V start, V limit, V delta) {
+        if (delta == 0) fail("delta is 0; expected a nonzero step");
+        std::size_t n = count(start, limit, delta);
+        std::vector<V> values(n);
+        for (std::size_t i = 0; i < n; ++i) values[i] = start + static_cast<V>(i) * delta;
+        shape s(t, std::vector<std::size_t>{n});
+        if constexpr (std::is_same_v<V, double>)
+            return from_doubles(s, values);
+        else
+            return from_int64s(s, values);
+    }
+
+    static std::size_t count(double start, double limit, double delta) {
+        return static_cast<std::size_t>(std::max(std::ceil((limit - start) / delta), 0.0));
+    }
+    static std::size_t count(std::int64_t start, std::int64_t limit, std::int64_t delta) {
+        std::int64_t span = limit - start;
+        if ((span > 0) != (delta > 0) || span == 0) return 0;
+        return static_cast<std::size_t>((span + delta + (delta > 0 ? -1 : 1)) / delta);  // ceil of span / delta
+    }
+};
+KILN_REGISTER_OP(range)
+
+// The indices of the nonzero elements (NaN counts as nonzero) in row-major order, as int64
+// [rank, count]: column j holds the multi-index of the j-th nonzero element.
+struct nonzero {
+    static constexpr std::string_view name = "nonzero";
+    op_traits traits() const { return {.data_dependent = true}; }
+
+    shape compute_shape(std::span<const shape> in) const {
+        check_input_count(in, 1);
+        check_static(in);
+        std::size_t rank = in[0].ndim();
+        return {dtype::int64,
+                std::vector<dynamic_dim>{{.min = rank, .max = rank}, {.min = 0, .max = in[0].elements()}}};
+    }
+
+    argument compute(const shape&, std::span<const argument> args) const {
+        const shape& xs = args[0].get_shape();
+        std::vector<std::vector<std::size_t>> found;
+        visit_type(xs.type(), [&](auto t) {
+            using T = decltype(t);
+            const T* x = args[0].as<T>();
+            for_each_index(xs.lens(), [&](std::span<const std::size_t> idx) {
+                if (cast<bool>(x[xs.index(idx)])) found.emplace_back(idx.begin(), idx.end());
+            });
+        });
+        std::size_t rank = xs.ndim();
+        argument r(shape(dtype::int64, std::vector<std::size_t>{rank, found.size()}));
+        auto* y = r.as<std::int64_t>();
+        for (std::size_t j = 0; j < found.size(); ++j)
+            for (std::size_t d = 0; d < rank; ++d) y[d * found.size() + j] = static_cast<std::int64_t>(found[j][d]);
+        return r;
+    }
+};
+KILN_REGISTER_OP(nonzero)
+
+// Inputs indices (any numeric type; floats truncate to int64) and values [off, on]. The output
+// inserts a dim of size depth at axis (in [-rank-1, rank]) and holds `on` where the index along
+// it equals indices. Negative indices count from depth; indices outside [-depth, depth) give a
+// line of `off` (ONNX OneHot semantics, not an error).
+struct one_hot {
+    std::int64_t depth = 0;
+    std::int64_t axis = -1;
+    static constexpr std::string_view name = "one_hot";
+    auto attributes() { return fields(field("depth", depth), field("axis", axis)); }
+
+    shape compute_shape(std::span<const shape> in) const {
+        check_input_count(in, 2);
+        check_static(in);
+        check_type(in, 0, numeric_type, "a numeric type");
+        check_rank(in, 1, 1);
+        if (in[1].lens()[0] != 2) fail("input 1 (values) has ", in[1].lens()[0], " elements; expected 2 (off, on)");
+        if (depth < 1) fail("depth=", depth, "; expected a positive depth");
+        auto lens = in[0].lens();
+        std::size_t a = normalize_axis(axis, lens.size() + 1);
+        lens.insert(lens.begin() + static_cast<std::ptrdiff_t>(a), static_cast<std::size_t>(depth));
+        return {in[1].type(), lens};
+    }
+
+    argument compute(const shape& out, std::span<const argument> args) const {
+        std::size_t a = normalize_axis(axis, out.ndim());
+        auto indices = to_int64s(args[0]);
+        const auto& il = args[0].get_shape().lens();
+        const shape& vs = args[1].get_shape();
+        argument r(out);
+        std::vector<std::size_t> at(il.size());
+        std::size_t k = 0;
+        for_each_index(out.lens(), [&](std::span<const std::size_t> o) {
+            std::copy(o.begin(), o.begin() + a, at.begin());
+            std::copy(o.begin() + a + 1, o.end(), at.begin() + a);
+            std::int64_t i = indices[linear_index(il, at)];
+            bool on = (i < 0 ? i + depth : i) == static_cast<std::int64_t>(o[a]);
+            copy_element(r, k++, args[1], vs.index(on ? 1 : 0));
+        });
+        return r;
+    }
+};
+KILN_REGISTER_OP(one_hot)
+
+// The input's lens [start, end) as int64 (ONNX Shape): negative bounds count from the rank and
+// bounds outside [0, rank] clamp to it, as ONNX specifies; the default end takes every dim.
+// The input may be dynamic: the output length depends only on its rank.
+struct shape_of {
+    std::int64_t start = 0;
+    std::int64_t end = std::numeric_limits<std::int64_t>::max();
+    static constexpr std::string_view name = "shape_of";
+    auto attributes() { return fields(field("start", start), field("end", end)); }
+
+    std::pair<std::size_t, std::size_t> bounds(std::size_t rank) const {
+        auto n = static_cast<std::int64_t>(rank);
+        auto clamp = [&](std::int64_t b) {
+            return static_cast<std::size_t>(std::clamp(b < 0 ? b + n : b, std::int64_t{0}, n));
+        };
+        std::size_t s = clamp(start), e = clamp(end);
+        return {s, std::max(s, e)};
+    }
+
+    shape compute_shape(std::span<const shape> in) const {
+        check_input_count(in, 1);
+        if (in[0].is_tuple()) fail("input 0 is a tuple");
+        auto [s, e] = bounds(in[0].ndim());
+        return {dtype::int64, std::vector<std::size_t>{e - s}};
+    }
+
+    argument compute(const shape& out, std::span<const argument> args) const {
+        const auto& lens = args[0].get_shape().lens();
+        auto [s, e] = bounds(lens.size());
+        std::vector<std::int64_t> values(lens.begin() + static_cast<std::ptrdiff_t>(s),
+                                         lens.begin() + static_cast<std::ptrdiff_t>(e));
+        return from_int64s(out, values);
+    }
+};
+KILN_REGISTER_OP(shape_of)
+
+}  // namespace
+}  // namespace kiln::ops
