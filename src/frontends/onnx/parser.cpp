@@ -262,8 +262,8 @@ module* context::parse_subgraph(const onnx::GraphProto& g, const std::string& na
 namespace {
 
 program parse_model(const onnx::ModelProto& model, const onnx_options& opts, const std::string& base_dir) {
-    if (model.ir_version() < 3 || model.ir_version() > 13)
-        fail("ONNX IR version ", model.ir_version(), " is not supported (kiln reads IR versions 3 to 13)");
+    if (model.ir_version() < 3 || model.ir_version() > 14)
+        fail("ONNX IR version ", model.ir_version(), " is not supported (kiln reads IR versions 3 to 14)");
     program p;
     context ctx(p, p.main(), opts, base_dir);
     for (const auto& os : model.opset_import()) ctx.opsets[normalize_domain(os.domain())] = os.version();

@@ -74,17 +74,18 @@ std::vector<char> read_external(const onnx::TensorProto& t, const std::string& b
 
 // Values stored in int32_data: small ints, bool, and the bit patterns of 16- and 8-bit floats.
 argument from_int32_field(const onnx::TensorProto& t, const shape& s) {
-    argument a(s);
     std::size_t n = s.elements();
     if (is_packed(s.type())) {
         // Two 4-bit values per byte; ONNX stores each packed byte in one int32_data entry.
         if (static_cast<std::size_t>(t.int32_data_size()) != (n + 1) / 2)
             fail("tensor '", t.name(), "': ", t.int32_data_size(), " int32_data values for ", n, " 4-bit elements");
+        argument a(s);
         for (std::size_t i = 0; i < (n + 1) / 2; ++i) a.data()[i] = static_cast<std::byte>(t.int32_data(static_cast<int>(i)));
         return a;
     }
     if (static_cast<std::size_t>(t.int32_data_size()) != n)
         fail("tensor '", t.name(), "': ", t.int32_data_size(), " values for ", n, " elements");
+    argument a(s);
     std::size_t esize = s.type_bits() / 8;
     for (std::size_t i = 0; i < n; ++i) {
         auto v = static_cast<std::uint32_t>(t.int32_data(static_cast<int>(i)));
@@ -114,6 +115,8 @@ literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_di
     }
     shape s(onnx_dtype(t.data_type()), lens);
     std::size_t bytes = s.bytes();
+    // A message of another kind can parse as a TensorProto with absurd dims: refuse before allocating.
+    if (bytes > (std::size_t{1} << 40)) fail("tensor '", t.name(), "': ", to_string(s), " is implausibly large");
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
         auto buf = read_external(t, base_dir, bytes);
         argument a(s);
