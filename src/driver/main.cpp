@@ -1,3 +1,78 @@
+// The kiln command: `kiln COMMAND [options]`. Exit status 0 on success, 1 on an error, 2 on a
+// usage error; messages go to stderr prefixed "kiln: error: ".
+#include <algorithm>
+#include <exception>
 #include <iostream>
-#include "core/operation.hpp"
-int main() { for (auto& n : kiln::registered_ops()) std::cout << n << "\n"; }
+
+#include "driver/commands.hpp"
+
+namespace kiln::driver {
+
+namespace {
+
+std::vector<command> all_commands() { return {op_command(), read_command(), params_command(), run_command()}; }
+
+std::string driver_help(const std::vector<command>& cmds) {
+    std::string s =
+        "kiln: a deep-learning inference compiler\n\n"
+        "usage: kiln COMMAND [options]\n\ncommands:\n";
+    for (const auto& c : cmds) s += "  " + c.spec.name + std::string(8 - c.spec.name.size(), ' ') + c.spec.summary + "\n";
+    s += "\n'kiln COMMAND --help' describes a command and its options.\n\n"
+         "examples:\n  kiln op --list\n  kiln params mlp.kir\n  kiln run mlp.kir --fill1\n";
+    return s;
+}
+
+const command& find_command(const std::vector<command>& cmds, const std::string& name) {
+    for (const auto& c : cmds)
+        if (c.spec.name == name) return c;
+    std::vector<std::string> names;
+    for (const auto& c : cmds) names.push_back(c.spec.name);
+    std::string msg = name[0] == '-' ? "unknown option '" + name + "' (options go after the command)"
+                                     : "unknown command '" + name + "'";
+    auto close = close_matches(name, names);
+    if (!close.empty() && name[0] != '-') msg += " (did you mean '" + close.front() + "'?)";
+    throw usage_error(msg + "; see 'kiln --help'");
+}
+
+bool asks_for_help(const std::vector<std::string>& words) {
+    for (const auto& w : words) {
+        if (w == "--") return false;
+        if (w == "--help" || w == "-h") return true;
+    }
+    return false;
+}
+
+int run_driver(const std::vector<std::string>& words) {
+    auto cmds = all_commands();
+    if (words.empty()) {
+        std::cerr << driver_help(cmds);
+        return 2;
+    }
+    if (words[0] == "--help" || words[0] == "-h") {
+        std::cout << driver_help(cmds);
+        return 0;
+    }
+    const command& cmd = find_command(cmds, words[0]);
+    std::vector<std::string> rest(words.begin() + 1, words.end());
+    if (asks_for_help(rest)) {
+        std::cout << help_text(cmd.spec);
+        return 0;
+    }
+    return cmd.run(parse_args(cmd.spec, rest));
+}
+
+}  // namespace
+
+}  // namespace kiln::driver
+
+int main(int argc, char** argv) {
+    try {
+        return kiln::driver::run_driver(std::vector<std::string>(argv + 1, argv + argc));
+    } catch (const kiln::driver::usage_error& e) {
+        std::cerr << "kiln: error: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "kiln: error: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,5 +1,5 @@
 // Runs ONNX backend node test folders (model.onnx + test_data_set_N) on a kiln target and
-// compares with the expected outputs (rtol 1e-3, atol 1e-5 unless a case has its own).
+// compares with the expected outputs (rtol 1e-3, atol 1e-5; or relative L2 error with --rel-l2).
 // Prints a line per failing case, a per-op summary and a final "N passed, N failed" line. Exits
 // non-zero when a case outside the expected-failures list fails or a listed case passes.
 #include <onnx/onnx_pb.h>
@@ -26,6 +26,7 @@ struct options {
     std::string data, target = "ref", expected_path, skips_path, filter, write_expected;
     bool verbose = false;
     double rtol = 1e-3, atol = 1e-5;
+    double rel_l2 = 0;   // when set, float outputs pass on relative L2 error below it instead
 };
 
 // Lines of a list file without comments: "name" or "name  # reason".
@@ -43,7 +44,17 @@ std::vector<std::string> read_list(const std::string& path) {
     return out;
 }
 
-std::string compare(const argument& got, const argument& want, double rtol, double atol) {
+double relative_l2(const std::vector<double>& a, const std::vector<double>& b) {
+    double diff = 0, norm = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        diff += (a[i] - b[i]) * (a[i] - b[i]);
+        norm += b[i] * b[i];
+    }
+    return std::sqrt(diff / std::max(norm, 1e-300));
+}
+
+std::string compare(const argument& got, const argument& want, const options& o) {
+    const double rtol = o.rtol, atol = o.atol;
     const shape& g = got.get_shape();
     const shape& w = want.get_shape();
     if (g.type() != w.type()) return cat("type ", dtype_name(g.type()), ", expected ", dtype_name(w.type()));
@@ -55,6 +66,11 @@ std::string compare(const argument& got, const argument& want, double rtol, doub
         return "";
     }
     auto a = to_doubles(got), b = to_doubles(want);
+    if (o.rel_l2 > 0) {
+        double e = relative_l2(a, b);
+        if (o.verbose) std::cout << "  relative L2 error " << e << "\n";
+        return e < o.rel_l2 ? "" : cat("relative L2 error ", e, " >= ", o.rel_l2);
+    }
     for (std::size_t i = 0; i < a.size(); ++i) {
         if (std::isnan(a[i]) && std::isnan(b[i])) continue;
         if (a[i] == b[i]) continue;
@@ -96,7 +112,7 @@ std::string run_case(const fs::path& dir, const options& o, const target& t) {
         auto outs = t.run(p, inputs);
         if (outs.size() != data.outputs.size()) return cat(outs.size(), " outputs, expected ", data.outputs.size());
         for (std::size_t i = 0; i < outs.size(); ++i) {
-            std::string msg = compare(t.copy_from(outs[i]), data.outputs[i], o.rtol, o.atol);
+            std::string msg = compare(t.copy_from(outs[i]), data.outputs[i], o);
             if (!msg.empty()) return cat(set.filename().string(), " output ", i, ": ", msg);
         }
     }
@@ -116,6 +132,7 @@ options parse_args(int argc, char** argv) {
         else if (a == "--expected-failures") o.expected_path = next();
         else if (a == "--skips") o.skips_path = next();
         else if (a == "--filter") o.filter = next();
+        else if (a == "--rel-l2") o.rel_l2 = std::stod(next());
         else if (a == "--write-expected") o.write_expected = next();
         else if (a == "-v" || a == "--verbose") o.verbose = true;
         else fail("unknown option '", a, "'");

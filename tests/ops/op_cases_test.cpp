@@ -11,8 +11,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/error.hpp"
 #include "core/eval.hpp"
 #include "core/module.hpp"
+#include "core/text_parser.hpp"
 #include "ops_test_util.hpp"
 
 namespace kiln {
@@ -45,6 +47,21 @@ TEST_P(op_case, ref) {
         auto outs = tc.run(strided);
         tc.check_outputs(outs);
     }
+}
+
+// The case's program prints, parses back and prints the same text: every op's attributes and
+// result shapes survive the text IR.
+TEST_P(op_case, text_round_trip) {
+    const test_case& tc = GetParam();
+    program p;
+    try {
+        p = tc.build();
+    } catch (const error&) {
+        if (tc.is_error_case()) return;   // rejected while building: there is nothing to print
+        throw;
+    }
+    std::string text = to_string(p);
+    EXPECT_EQ(to_string(parse_text(text)), text);
 }
 
 INSTANTIATE_TEST_SUITE_P(cases, op_case, ::testing::ValuesIn(all_cases()),

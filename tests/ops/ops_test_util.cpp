@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/eval.hpp"
+#include "core/text_parser.hpp"
 #include "core/visit.hpp"
 
 namespace kiln {
@@ -56,6 +57,7 @@ argument make_tensor(const value& t, bool strided) {
 }
 
 program test_case::build() const {
+    if (data.contains("ir")) return parse_text(data.at("ir").as_string());
     program p;
     module& m = p.main();
     std::vector<instruction_ref> params;
@@ -140,7 +142,10 @@ void expect_error(const test_case& tc) {
     try {
         program p = tc.build();
         const auto& ins = tc.data.at("inputs");
-        bool has_data = ins.is_array() && !ins.as_array().empty() && ins.as_array()[0].contains("data");
+        // Inputs are a list, or an object by parameter name for IR cases.
+        const value* first = ins.is_array() ? (ins.as_array().empty() ? nullptr : &ins.as_array()[0])
+                                            : (ins.as_object().empty() ? nullptr : &ins.as_object()[0].second);
+        bool has_data = first && first->contains("data");
         if (has_data) tc.run(false);
     } catch (const error& e) {
         EXPECT_NE(std::string(e.what()).find(want), std::string::npos)
