@@ -485,7 +485,7 @@ program parse_text(std::string_view text) { return parser(text).run(); }
 
 program parse_text_file(const std::string& path) {
     std::ifstream f(path);
-    if (!f) fail("cannot read '", path, "'");
+    if (!f) fail("cannot read '", path, "': ", std::strerror(errno));
     std::stringstream ss;
     ss << f.rdbuf();
     try {

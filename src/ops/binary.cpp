@@ -10,10 +10,6 @@
 namespace kiln::ops {
 namespace {
 
-template <class C> concept floating = std::is_floating_point_v<C>;
-template <class C> concept integer = std::is_integral_v<C> && !std::is_same_v<C, bool>;
-template <class C> concept number = floating<C> || integer<C>;
-
 // Signed int64 overflow is undefined behaviour; uint64 arithmetic wraps, and converting the
 // result back to a signed type is modular since C++20. Narrower types computed in int64 wrap
 // correctly too: the final cast keeps the low bits.

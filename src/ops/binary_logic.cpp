@@ -7,7 +7,6 @@
 namespace kiln::ops {
 namespace {
 
-template <class C> concept integer = std::is_integral_v<C> && !std::is_same_v<C, bool>;
 
 // Comparisons follow IEEE: any comparison with NaN is false, except not-equal.
 #define KILN_COMPARE(NAME, ACCEPTS, COMMUTATIVE, EXPR)                      \

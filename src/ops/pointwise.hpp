@@ -7,6 +7,11 @@
 
 namespace kiln::ops {
 
+// Compute-type constraints for `apply`: double for floats, int64/uint64 for integers.
+template <class C> concept floating = std::is_floating_point_v<C>;
+template <class C> concept integer = std::is_integral_v<C> && !std::is_same_v<C, bool>;
+template <class C> concept number = floating<C> || integer<C>;
+
 // Describes a type predicate in error messages.
 const char* describe_types(bool (*pred)(dtype));
 // Shape of a pointwise result: broadcast lens of the inputs (dynamic dims broadcast too).

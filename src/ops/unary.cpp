@@ -6,10 +6,6 @@
 namespace kiln::ops {
 namespace {
 
-template <class C> concept floating = std::is_floating_point_v<C>;
-template <class C> concept integer = std::is_integral_v<C> && !std::is_same_v<C, bool>;
-template <class C> concept number = floating<C> || integer<C>;
-
 #define KILN_FLOAT_UNARY(NAME, EXPR)                                      \
     struct NAME : unary_op<NAME> {                                        \
         static constexpr std::string_view name = #NAME;                   \
@@ -169,7 +165,7 @@ struct isinf : unary_op<isinf, float_type, true> {
 KILN_REGISTER_OP(isinf)
 
 struct logical_not : unary_op<logical_not, bool_type> {
-    static constexpr std::string_view name = "not";
+    static constexpr std::string_view name = "logical_not";
     bool apply(bool x) const { return !x; }
 };
 KILN_REGISTER_OP(logical_not)

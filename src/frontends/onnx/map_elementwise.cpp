@@ -47,7 +47,7 @@ KILN_ONNX_OP("", "HardSwish", 14, direct("hard_swish"))
 KILN_ONNX_OP("", "Sign", 9, direct("sign"))
 KILN_ONNX_OP("", "Relu", 1, direct("relu"))
 KILN_ONNX_OP("", "IsNaN", 9, direct("isnan"))
-KILN_ONNX_OP("", "Not", 1, direct("not"))
+KILN_ONNX_OP("", "Not", 1, direct("logical_not"))
 KILN_ONNX_OP("", "BitwiseNot", 18, direct("bitwise_not"))
 
 KILN_ONNX_OP("", "Add", 1, direct("add"))

@@ -60,7 +60,7 @@ cases.append(case("isinf", "isinf", [tensor(special)], [tensor(np.isinf(special)
 cases.append(case("isinf_negative_only", "isinf", [tensor(special)], [tensor(np.isneginf(special))],
                   {"detect_positive": False}))
 b = r.integers(0, 2, (2, 3)).astype(bool)
-cases.append(case("not", "not", [tensor(b)], [tensor(~b)]))
+cases.append(case("not", "logical_not", [tensor(b)], [tensor(~b)]))
 i = r.integers(-1000, 1000, (3, 2)).astype(np.int32)
 cases.append(case("bitwise_not", "bitwise_not", [tensor(i)], [tensor(~i)]))
 u = r.integers(0, 255, (5,)).astype(np.uint8)
