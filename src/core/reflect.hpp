@@ -13,6 +13,8 @@ namespace kiln {
 
 inline value to_value(bool b) { return value(b); }
 inline value to_value(const std::string& s) { return value(s); }
+inline value to_value(const value& v) { return v; }
+inline value to_value(const value_bytes& b) { return value(b); }
 inline value to_value(dtype t) { return value(std::string(dtype_name(t))); }
 value to_value(const shape& s);
 template <class T>
@@ -30,6 +32,8 @@ value to_value(const std::vector<T>& xs) {
 
 inline void from_value(const value& v, bool& b) { b = v.as_bool(); }
 inline void from_value(const value& v, std::string& s) { s = v.as_string(); }
+inline void from_value(const value& v, value& x) { x = v; }
+inline void from_value(const value& v, value_bytes& b) { b = v.as_bytes(); }
 inline void from_value(const value& v, dtype& t) { t = parse_dtype(v.as_string()); }
 void from_value(const value& v, shape& s);
 template <class T>

@@ -6,11 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/module.hpp"
 #include "frontends/onnx/onnx.hpp"
 
 namespace onnx {
 class NodeProto;
+class ValueInfoProto;
 class GraphProto;
 class TensorProto;
 class AttributeProto;
@@ -19,6 +21,12 @@ class AttributeProto;
 namespace kiln::onnx_fe {
 
 class context;
+
+// Thrown when a mapping needs the value of an input that is only known at run time; the parser
+// then defers the node (see deferred.cpp).
+struct runtime_value_needed : error {
+    using error::error;
+};
 
 class node_info {
 public:
@@ -93,6 +101,8 @@ public:
     context* parent = nullptr;
     // Opset version per domain ("" is ai.onnx).
     std::map<std::string, std::int64_t> opsets;
+    // Declared types of the graph's values (value_info, outputs), for nodes deferred to run time.
+    std::map<std::string, const onnx::ValueInfoProto*> declared;
 
 private:
     program& prog_;
@@ -105,6 +115,10 @@ private:
 void register_onnx_op(const std::string& domain, const std::string& op_type, std::int64_t since, op_mapping f);
 // The mapping for a node at an opset version, or null.
 const op_mapping* find_onnx_op(const std::string& domain, const std::string& op_type, std::int64_t opset);
+
+// A node whose mapping needs run-time values: one `onnx_node` instruction that runs the mapping
+// when the values are known (the ref target evaluates it; compiled targets reject it).
+std::vector<instruction_ref> defer_node(const node_info& n, context& ctx, const std::vector<instruction_ref>& inputs);
 
 // A TensorProto as a literal; external data is read relative to base_dir.
 literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_dir);

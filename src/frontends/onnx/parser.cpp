@@ -145,7 +145,18 @@ void parse_nodes(context& ctx, const onnx::GraphProto& g, std::vector<instructio
             const op_mapping* f = find_onnx_op(normalize_domain(n.domain()), n.op_type(), info.opset());
             if (!f) f = find_onnx_op("kiln", "unknown", 1);   // only reached with skip_unknown_operators
             ctx.current = &info;
-            auto outs = (*f)(info, ctx, inputs);
+            std::vector<instruction_ref> outs;
+            try {
+                outs = (*f)(info, ctx, inputs);
+            } catch (const runtime_value_needed&) {
+                outs = defer_node(info, ctx, inputs);
+            } catch (const error&) {
+                // Shapes that depend on run-time values reach ops that need static shapes.
+                bool dynamic_input = false;
+                for (auto in : inputs) dynamic_input = dynamic_input || (!ctx.is_none(in) && in->get_shape().dynamic());
+                if (!dynamic_input) throw;
+                outs = defer_node(info, ctx, inputs);
+            }
             ctx.current = nullptr;
             if (outs.size() < static_cast<std::size_t>(n.output_size())) {
                 for (int k = static_cast<int>(outs.size()); k < n.output_size(); ++k)
@@ -227,7 +238,7 @@ instruction_ref context::add(const std::string& op_name, const value& attrs, con
 
 const literal& context::constant(instruction_ref i, const std::string& what) const {
     if (!i->is_literal())
-        fail(what, " must be a constant (an initializer or computable from them) for kiln to compile it");
+        throw runtime_value_needed(cat(what, " must be a constant (an initializer or computable from them) for kiln to compile it"));
     return i->get_literal();
 }
 
@@ -247,6 +258,9 @@ module* context::parse_subgraph(const onnx::GraphProto& g, const std::string& na
     context sc(prog_, sub, opts_, base_dir_);
     sc.parent = this;
     sc.opsets = opsets;
+    sc.declared = declared;
+    for (const auto& vi : g.value_info()) sc.declared[vi.name()] = &vi;
+    for (const auto& vi : g.output()) sc.declared[vi.name()] = &vi;
     for (const auto& init : g.initializer()) sc.values[init.name()] = sub.add_literal(tensor_to_literal(init, base_dir_));
     for (int i = 0; i < g.input_size(); ++i) {
         const auto& vi = g.input(i);
@@ -279,6 +293,8 @@ program parse_model(const onnx::ModelProto& model, const onnx_options& opts, con
              " (use --skip-unknown-operators to parse past them):", list);
     }
 
+    for (const auto& vi : g.value_info()) ctx.declared[vi.name()] = &vi;
+    for (const auto& vi : g.output()) ctx.declared[vi.name()] = &vi;
     std::set<std::string> initializer_names;
     for (const auto& init : g.initializer()) {
         initializer_names.insert(init.name());
