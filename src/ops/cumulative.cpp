@@ -1,7 +1,7 @@
-// cumprod along one axis (ONNX CumProd; the axis, a tensor input in ONNX, is an attribute here).
-// exclusive: each output leaves out its own element (the first is 1); reverse: products run from
-// the end. Floats multiply in double and each output is rounded once; integers multiply in 64
-// bits and wrap to the element type, as products in that type would.
+// Running sums and products along one axis (ONNX CumSum, CumProd; the axis, a tensor input in
+// ONNX, is an attribute here). exclusive: each output leaves out its own element; reverse: the
+// run goes from the end. Floats accumulate in double and each output is rounded once; integers
+// accumulate in 64 bits and wrap to the element type, as the operation in that type would.
 #include <cstdint>
 
 #include "ops/reduce_util.hpp"
@@ -9,17 +9,18 @@
 namespace kiln::ops {
 namespace {
 
-// a * b of integers modulo 2^64 (unsigned arithmetic: a signed overflow would be undefined).
-template <class C>
-C times(C a, C b) {
+// Integer arithmetic modulo 2^64 through unsigned types: signed overflow would be undefined.
+template <class C, class F>
+C wrapping(C a, C b, F f) {
     if constexpr (std::is_integral_v<C>)
-        return static_cast<C>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+        return static_cast<C>(f(static_cast<std::uint64_t>(a), static_cast<std::uint64_t>(b)));
     else
-        return a * b;
+        return f(a, b);
 }
 
-struct cumprod {
-    static constexpr std::string_view name = "cumprod";
+// Derived supplies `name`, `identity` and `combine(acc, v)`.
+template <class Derived>
+struct cumulative_op {
     std::int64_t axis = 0;
     bool exclusive = false;
     bool reverse = false;
@@ -45,18 +46,31 @@ struct cumprod {
             const T* x = args[0].as<T>();
             T* y = r.as<T>();
             for (std::size_t k = 0; k < gx.bases.size(); ++k) {
-                C acc = 1;
+                C acc = Derived::identity;
                 for (std::size_t j = 0; j < n; ++j) {
                     std::size_t i = reverse ? n - 1 - j : j;
                     C v = cast<C>(x[gx.bases[k] + gx.rel[i]]);
-                    if (!exclusive) acc = times(acc, v);
+                    if (!exclusive) acc = Derived::combine(acc, v);
                     y[gy.bases[k] + gy.rel[i]] = cast<T>(acc);
-                    if (exclusive) acc = times(acc, v);
+                    if (exclusive) acc = Derived::combine(acc, v);
                 }
             }
         });
         return r;
     }
+};
+
+struct cumsum : cumulative_op<cumsum> {
+    static constexpr std::string_view name = "cumsum";
+    static constexpr int identity = 0;
+    template <class C> static C combine(C a, C b) { return wrapping(a, b, [](auto p, auto q) { return p + q; }); }
+};
+KILN_REGISTER_OP(cumsum)
+
+struct cumprod : cumulative_op<cumprod> {
+    static constexpr std::string_view name = "cumprod";
+    static constexpr int identity = 1;
+    template <class C> static C combine(C a, C b) { return wrapping(a, b, [](auto p, auto q) { return p * q; }); }
 };
 KILN_REGISTER_OP(cumprod)
 
