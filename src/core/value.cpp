@@ -199,7 +199,8 @@ std::string to_string(const value& v) {
             } else {
                 std::string r = "{";
                 for (std::size_t i = 0; i < x.size(); ++i)
-                    r += (i ? ", " : "") + x[i].first + ": " + to_string(x[i].second);
+                    r += (i ? ", " : "") + (is_bare_word(x[i].first) ? x[i].first : quote(x[i].first)) + ": " +
+                         to_string(x[i].second);
                 return r + "}";
             }
         },

@@ -99,6 +99,8 @@ public:
     // Name -> value of everything visible in this graph (outer graph values for subgraphs).
     std::map<std::string, instruction_ref> values;
     context* parent = nullptr;
+    // For a subgraph: the outer values it captures, in parameter order (see parse_subgraph).
+    std::vector<instruction_ref>* captures = nullptr;
     // Opset version per domain ("" is ai.onnx).
     std::map<std::string, std::int64_t> opsets;
     // Declared types of the graph's values (value_info, outputs), for nodes deferred to run time.

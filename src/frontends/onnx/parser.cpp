@@ -53,13 +53,22 @@ void collect_unsupported(const onnx::GraphProto& g, const context& ctx, std::vec
     }
 }
 
+// The element type of a declared value; errors name it ("input 'x': ONNX type STRING ...").
+dtype declared_dtype(const onnx::ValueInfoProto& vi, const char* what) {
+    try {
+        return onnx_dtype(vi.type().tensor_type().elem_type());
+    } catch (const error& e) {
+        fail(what, " '", vi.name(), "': ", e.what());
+    }
+}
+
 // The dims of a graph input: the user's --input-dim, else the model's dims with symbolic
 // dims taken from --dim-param or --default-dim. An unresolved dim is an error.
 shape input_shape(const onnx::ValueInfoProto& vi, const onnx_options& opts) {
     if (!vi.type().has_tensor_type())
         fail("input '", vi.name(), "' is not a tensor (sequences and maps are not supported)");
     const auto& tt = vi.type().tensor_type();
-    dtype t = onnx_dtype(tt.elem_type());
+    dtype t = declared_dtype(vi, "input");
     if (auto it = opts.input_dims.find(vi.name()); it != opts.input_dims.end()) {
         if (tt.has_shape() && static_cast<std::size_t>(tt.shape().dim_size()) != it->second.size())
             fail("input '", vi.name(), "' has ", tt.shape().dim_size(), " dims in the model but ", it->second.size(),
@@ -123,25 +132,24 @@ std::vector<int> topological_order(const onnx::GraphProto& g, const onnx_options
     return order;
 }
 
-instruction_ref resolve_input(context& ctx, const std::string& name, const node_info& node,
-                              std::vector<instruction_ref>* captures);
+instruction_ref resolve_input(context& ctx, const std::string& name);
 
 void check_output_type(const onnx::ValueInfoProto& vi, instruction_ref ins) {
     if (!vi.type().has_tensor_type() || vi.type().tensor_type().elem_type() == 0) return;
-    dtype want = onnx_dtype(vi.type().tensor_type().elem_type());
+    dtype want = declared_dtype(vi, "output");
     if (ins->get_shape().type() != want)
         fail("output '", vi.name(), "' is declared ", dtype_name(want), " but computes ",
              dtype_name(ins->get_shape().type()));
 }
 
-void parse_nodes(context& ctx, const onnx::GraphProto& g, std::vector<instruction_ref>* captures) {
+void parse_nodes(context& ctx, const onnx::GraphProto& g) {
     for (int i : topological_order(g, ctx.options())) {
         const auto& n = g.node(i);
         node_info info(n, node_name(n, static_cast<std::size_t>(i)), opset_of(ctx, n.domain()));
         try {
             std::vector<instruction_ref> inputs;
             for (int k = 0; k < n.input_size(); ++k)
-                inputs.push_back(n.input(k).empty() ? ctx.none() : resolve_input(ctx, n.input(k), info, captures));
+                inputs.push_back(n.input(k).empty() ? ctx.none() : resolve_input(ctx, n.input(k)));
             const op_mapping* f = find_onnx_op(normalize_domain(n.domain()), n.op_type(), info.opset());
             if (!f) f = find_onnx_op("kiln", "unknown", 1);   // only reached with skip_unknown_operators
             ctx.current = &info;
@@ -182,24 +190,21 @@ void add_outputs(context& ctx, const onnx::GraphProto& g) {
     ctx.mod().add_return(outs);
 }
 
-instruction_ref resolve_input(context& ctx, const std::string& name, const node_info& node,
-                              std::vector<instruction_ref>* captures) {
+instruction_ref resolve_input(context& ctx, const std::string& name) {
     if (auto it = ctx.values.find(name); it != ctx.values.end()) return it->second;
-    if (ctx.parent && captures) {
-        instruction_ref outer = resolve_input(*ctx.parent, name, node, nullptr);
-        instruction_ref inner;
-        if (outer->is_literal()) {
-            inner = ctx.mod().add_literal(outer->get_literal());
-        } else {
-            // Submodules are closed: an outer value becomes an extra parameter.
-            inner = ctx.mod().add_parameter("capture:" + name, outer->get_shape());
-            captures->push_back(outer);
-        }
-        ctx.values[name] = inner;
-        return inner;
+    if (!ctx.parent) fail("input '", name, "' is not produced by any node, initializer or graph input");
+    // The parent resolves (and, if it is a subgraph too, captures) the value first.
+    instruction_ref outer = resolve_input(*ctx.parent, name);
+    instruction_ref inner;
+    if (outer->is_literal()) {
+        inner = ctx.mod().add_literal(outer->get_literal());
+    } else {
+        // Submodules are closed: an outer value becomes an extra parameter.
+        inner = ctx.mod().add_parameter("capture:" + name, outer->get_shape());
+        ctx.captures->push_back(outer);
     }
-    if (ctx.parent) return resolve_input(*ctx.parent, name, node, nullptr);
-    fail("input '", name, "' is not produced by any node, initializer or graph input");
+    ctx.values[name] = inner;
+    return inner;
 }
 
 }  // namespace
@@ -257,6 +262,7 @@ module* context::parse_subgraph(const onnx::GraphProto& g, const std::string& na
     module& sub = prog_.create_module(unique);
     context sc(prog_, sub, opts_, base_dir_);
     sc.parent = this;
+    sc.captures = &captures;
     sc.opsets = opsets;
     sc.declared = declared;
     for (const auto& vi : g.value_info()) sc.declared[vi.name()] = &vi;
@@ -268,7 +274,7 @@ module* context::parse_subgraph(const onnx::GraphProto& g, const std::string& na
                                                                      : input_shape(vi, opts_);
         sc.values[vi.name()] = sub.add_parameter(vi.name(), s);
     }
-    parse_nodes(sc, g, &captures);
+    parse_nodes(sc, g);
     add_outputs(sc, g);
     return &sub;
 }
@@ -286,11 +292,15 @@ program parse_model(const onnx::ModelProto& model, const onnx_options& opts, con
 
     std::vector<std::string> unsupported;
     collect_unsupported(g, ctx, unsupported);
-    if (!unsupported.empty() && !opts.skip_unknown_operators) {
+    if (!unsupported.empty()) {
         std::string list;
         for (const auto& u : unsupported) list += "\n" + u;
-        fail(unsupported.size(), " unsupported operator", unsupported.size() > 1 ? "s" : "",
-             " (use --skip-unknown-operators to parse past them):", list);
+        const char* plural = unsupported.size() > 1 ? "s" : "";
+        if (!opts.skip_unknown_operators)
+            fail(unsupported.size(), " unsupported operator", plural, " (use --skip-unknown-operators to parse past them):",
+                 list);
+        warn(opts, cat("skipped ", unsupported.size(), " unsupported operator", plural,
+                       " (running one fails, naming its node):", list));
     }
 
     for (const auto& vi : g.value_info()) ctx.declared[vi.name()] = &vi;
@@ -302,7 +312,7 @@ program parse_model(const onnx::ModelProto& model, const onnx_options& opts, con
     }
     for (const auto& vi : g.input())
         if (!initializer_names.count(vi.name())) ctx.values[vi.name()] = p.main().add_parameter(vi.name(), input_shape(vi, opts));
-    parse_nodes(ctx, g, nullptr);
+    parse_nodes(ctx, g);
     add_outputs(ctx, g);
     return p;
 }
