@@ -45,7 +45,11 @@ argument bind_input(const module& m, const instruction& p, const argument& a) {
     if (got.type() != want.type())
         fail("input '", name, "': expected ", dtype_name(want.type()), ", got ", dtype_name(got.type()));
     if (want.dynamic()) {
-        want.instantiate(got.lens());   // throws naming the dim out of range
+        try {
+            want.instantiate(got.lens());
+        } catch (const error& e) {
+            fail("input '", name, "': ", e.what());
+        }
         return a;
     }
     if (got.lens() != want.lens())

@@ -67,11 +67,15 @@ TEST_P(op_case, text_round_trip) {
 INSTANTIATE_TEST_SUITE_P(cases, op_case, ::testing::ValuesIn(all_cases()),
                          [](const auto& info) { return info.param.name(); });
 
-// Every registered op has at least one compute case.
+// Every registered op has at least one case that runs its compute: a compute case, or an error
+// case with input data (an op whose compute fails by design, like unknown_onnx_op, has only those).
 TEST(op_coverage, every_op_has_a_case) {
     std::set<std::string> covered;
-    for (const auto& c : all_cases())
-        if (!c.is_error_case()) covered.insert(c.op_name());
+    for (const auto& c : all_cases()) {
+        const auto& ins = c.data.at("inputs");
+        bool runs = !c.is_error_case() || (ins.is_array() && !ins.as_array().empty() && ins.as_array()[0].contains("data"));
+        if (runs) covered.insert(c.op_name());
+    }
     std::string missing;
     for (const auto& name : registered_ops())
         if (name[0] != '@' && !covered.count(name)) missing += " " + name;

@@ -113,7 +113,13 @@ literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_di
         if (d < 0) fail("tensor '", t.name(), "': negative dim ", d);
         lens.push_back(static_cast<std::size_t>(d));
     }
-    shape s(onnx_dtype(t.data_type()), lens);
+    dtype type{};
+    try {
+        type = onnx_dtype(t.data_type());
+    } catch (const error& e) {
+        fail("tensor '", t.name(), "': ", e.what());
+    }
+    shape s(type, lens);
     std::size_t bytes = s.bytes();
     // A message of another kind can parse as a TensorProto with absurd dims: refuse before allocating.
     if (bytes > (std::size_t{1} << 40)) fail("tensor '", t.name(), "': ", to_string(s), " is implausibly large");
