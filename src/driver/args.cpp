@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 
 namespace kiln::driver {
 
@@ -25,7 +27,7 @@ std::string see_help(const command_spec& cmd) { return "; see 'kiln " + cmd.name
 [[noreturn]] void unknown_option(const command_spec& cmd, const std::string& word) {
     std::vector<std::string> names{"--help"};
     for (const auto& o : cmd.options)
-        if (o.unavailable.empty()) names.insert(names.end(), o.names.begin(), o.names.end());
+        names.insert(names.end(), o.names.begin(), o.names.end());
     std::string msg = "unknown option '" + word + "' for 'kiln " + cmd.name + "'";
     auto close = close_matches(word, names);
     if (!close.empty()) msg += " (did you mean '" + close.front() + "'?)";
@@ -91,7 +93,6 @@ parsed_args parse_args(const command_spec& cmd, std::span<const std::string> wor
             }
             const option_spec* o = find_option(cmd, word);
             if (!o) unknown_option(cmd, word);
-            if (!o->unavailable.empty()) throw usage_error(word + ": " + o->unavailable);
             const std::string& key = o->names.front();
             if (r.has(key) && !o->repeatable)
                 throw usage_error(word + " is given twice" + see_help(cmd));
@@ -118,7 +119,6 @@ std::string help_text(const command_spec& cmd) {
     s += " [options]\n\n" + cmd.description + "\n\noptions:\n";
     std::vector<std::pair<std::string, std::string>> rows{{"-h, --help", "print this help"}};
     for (const auto& o : cmd.options) {
-        if (!o.unavailable.empty()) continue;
         std::string left;
         for (const auto& n : o.names) left += (left.empty() ? "" : ", ") + n;
         if (!o.metavar.empty()) left += " " + o.metavar;
@@ -145,6 +145,14 @@ std::size_t parse_count(const std::string& word, const std::string& what) {
     if (word.empty() || r.ec != std::errc() || r.ptr != word.data() + word.size())
         throw usage_error(what + " expects a non-negative integer, got '" + word + "'");
     return n;
+}
+
+double parse_nonnegative(const std::string& word, const std::string& what) {
+    char* end = nullptr;
+    double v = std::strtod(word.c_str(), &end);
+    if (word.empty() || end != word.c_str() + word.size() || !std::isfinite(v) || v < 0)
+        throw usage_error(what + " expects a non-negative number, got '" + word + "'");
+    return v;
 }
 
 std::vector<std::string> close_matches(const std::string& word, const std::vector<std::string>& candidates) {

@@ -22,9 +22,6 @@ struct option_spec {
     std::string metavar;                // "N", "[NAME...]" (for the help text)
     std::string help;
     bool repeatable = false;            // may be given more than once (each use kept apart)
-    // Set for options of features not built yet (--gpu): using one is a usage error with this
-    // message, rather than "unknown option"; --help leaves them out.
-    std::string unavailable;
 };
 
 struct command_spec {
@@ -61,6 +58,8 @@ std::string help_text(const command_spec& cmd);
 
 // Parses a non-negative integer given to `what` ("--seed"), or throws usage_error.
 std::size_t parse_count(const std::string& word, const std::string& what);
+// Parses a finite non-negative number given to `what` ("--rtol"), or throws usage_error.
+double parse_nonnegative(const std::string& word, const std::string& what);
 
 // Names among `candidates` close to `word` (edit distance or substring), best first.
 std::vector<std::string> close_matches(const std::string& word, const std::vector<std::string>& candidates);

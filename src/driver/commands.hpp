@@ -13,5 +13,6 @@ command op_command();       // op_cmd.cpp
 command read_command();     // inspect_cmds.cpp
 command params_command();   // inspect_cmds.cpp
 command run_command();      // run_cmd.cpp
+command onnx_command();     // onnx_cmd.cpp
 
 }  // namespace kiln::driver

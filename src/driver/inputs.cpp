@@ -9,45 +9,71 @@ namespace kiln::driver {
 
 namespace {
 
-std::string list_names(const std::vector<std::string>& names) {
-    std::string s;
-    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-    return s.empty() ? "none" : s;
-}
-
 void check_names(const module& m, const std::set<std::string>& names, const char* option) {
     for (const auto& n : names)
         if (m.get_parameter(n) == m.end())
             fail(option, ": the program has no input '", n, "' (inputs: ", list_names(m.parameter_names()), ")");
 }
 
-// The static shape an input is generated with: its own, or the --input-dim lens for it.
-shape input_shape(const std::string& name, const shape& declared, const input_options& opts) {
-    auto it = opts.dims.find(name);
-    if (it == opts.dims.end()) {
-        if (!declared.dynamic()) return declared.as_standard();
-        std::string dyn, placeholders;
-        for (std::size_t i = 0; i < declared.ndim(); ++i) {
-            const auto& d = declared.dyn_dims()[i];
-            if (!d.is_fixed()) dyn += (dyn.empty() ? "" : ", ") + cat("dim ", i, " is ", to_string(d));
-            placeholders += " D" + std::to_string(i);
+// The size of a dynamic input without lens of its own: each dynamic dim from --dim-param (by
+// its symbol) or --default-dim. The ONNX frontend has applied those already; what is left for an
+// ONNX model is a range (--dim-param batch=1:64).
+shape size_from_symbols(const std::string& name, const shape& declared, const dim_options& dims) {
+    std::vector<std::size_t> lens;
+    std::string unset, placeholders, symbol;
+    for (std::size_t i = 0; i < declared.ndim(); ++i) {
+        const auto& d = declared.dyn_dims()[i];
+        placeholders += " D" + std::to_string(i);
+        auto p = d.symbol.empty() ? dims.params.end() : dims.params.find(d.symbol);
+        if (d.is_fixed()) {
+            lens.push_back(d.min);
+        } else if (p != dims.params.end() && p->second.is_fixed()) {
+            lens.push_back(p->second.min);
+        } else if (dims.default_dim && p == dims.params.end()) {
+            lens.push_back(*dims.default_dim);
+        } else {
+            unset += (unset.empty() ? "" : ", ") + cat("dim ", i, " is ", to_string(d));
+            if (symbol.empty()) symbol = d.symbol;
         }
-        fail("input '", name, "' has dynamic dims (", dyn, "); give its size with --input-dim @", name, placeholders);
     }
-    const auto& lens = it->second;
+    if (!unset.empty())
+        fail("input '", name, "' has dynamic dims (", unset, "); give its size with --input-dim @", name, placeholders,
+             symbol.empty() ? "" : " or --dim-param " + symbol + "=N");
+    try {
+        return declared.instantiate(lens);
+    } catch (const error& e) {
+        fail("input '", name, "': ", e.what());
+    }
+}
+
+// The static shape an input is fed with: its own, or the lens given for it, or its dynamic
+// dims sized from the symbols.
+shape input_shape(const std::string& name, const shape& declared, const dim_options& dims) {
+    auto it = dims.inputs.find(name);
+    if (it == dims.inputs.end())
+        return declared.dynamic() ? size_from_symbols(name, declared, dims) : declared.as_standard();
+    const auto& [lens, source] = it->second;
     if (lens.size() != declared.ndim())
-        fail("--input-dim @", name, ": ", lens.size(), " dims given; '", name, "' has ", declared.ndim(), " (",
-             to_string(declared), ")");
+        fail(source, ": ", lens_to_string(lens), " has ", lens.size(), " dims; input '", name, "' has ", declared.ndim(),
+             " (", to_string(declared), ")");
     if (!declared.dynamic()) {
         if (lens != declared.lens())
-            fail("--input-dim @", name, ": ", lens_to_string(lens), " differs from the static shape ", to_string(declared));
+            fail(source, ": ", lens_to_string(lens), " differs from the static shape of input '", name, "' (",
+                 to_string(declared), ")");
         return declared.as_standard();
     }
     try {
         return declared.instantiate(lens);
     } catch (const error& e) {
-        fail("--input-dim @", name, ": ", e.what());
+        fail(source, ": ", e.what());
     }
+}
+
+generated_input given_value(const std::string& name, const shape& s, const given_input& g) {
+    dtype t = g.arg.get_shape().type();
+    if (t != s.type())
+        fail(g.source, ": the array is ", dtype_name(t), " but input '", name, "' is ", dtype_name(s.type()));
+    return {name, g.arg, "from " + g.file};
 }
 
 generated_input random_input(const std::string& name, const shape& s, std::uint64_t seed, std::size_t index) {
@@ -81,16 +107,20 @@ generated_input constant_input(const std::string& name, const shape& s, std::int
 std::vector<generated_input> make_inputs(const module& m, const input_options& opts) {
     check_names(m, opts.zeros.names, "--fill0");
     check_names(m, opts.ones.names, "--fill1");
-    for (const auto& [name, lens] : opts.dims) check_names(m, {name}, "--input-dim");
+    for (const auto& [option, fill] : {std::pair{"--fill0", &opts.zeros}, std::pair{"--fill1", &opts.ones}})
+        for (const auto& n : fill->names)
+            if (auto g = opts.given.find(n); g != opts.given.end())
+                fail(option, ": input '", n, "' is given by ", g->second.source);
     std::vector<generated_input> inputs;
     auto params = m.parameters();
     for (std::size_t i = 0; i < params.size(); ++i) {
         std::string name = param_name(*params[i]);
-        shape s = input_shape(name, params[i]->get_shape(), opts);
+        shape s = input_shape(name, params[i]->get_shape(), opts.dims);
         // A named input beats "all" of the other option.
         bool zero = opts.zeros.names.count(name) || (opts.zeros.all && !opts.ones.names.count(name));
         bool one = opts.ones.names.count(name) || (opts.ones.all && !opts.zeros.names.count(name));
-        if (zero) inputs.push_back(constant_input(name, s, 0));
+        if (auto g = opts.given.find(name); g != opts.given.end()) inputs.push_back(given_value(name, s, g->second));
+        else if (zero) inputs.push_back(constant_input(name, s, 0));
         else if (one) inputs.push_back(constant_input(name, s, 1));
         else inputs.push_back(random_input(name, s, opts.seed, i));
     }

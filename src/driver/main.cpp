@@ -10,7 +10,9 @@ namespace kiln::driver {
 
 namespace {
 
-std::vector<command> all_commands() { return {op_command(), read_command(), params_command(), run_command()}; }
+std::vector<command> all_commands() {
+    return {op_command(), read_command(), params_command(), run_command(), onnx_command()};
+}
 
 std::string driver_help(const std::vector<command>& cmds) {
     std::string s =
@@ -18,7 +20,8 @@ std::string driver_help(const std::vector<command>& cmds) {
         "usage: kiln COMMAND [options]\n\ncommands:\n";
     for (const auto& c : cmds) s += "  " + c.spec.name + std::string(8 - c.spec.name.size(), ' ') + c.spec.summary + "\n";
     s += "\n'kiln COMMAND --help' describes a command and its options.\n\n"
-         "examples:\n  kiln op --list\n  kiln params mlp.kir\n  kiln run mlp.kir --fill1\n";
+         "examples:\n  kiln op --list\n  kiln params mlp.kir\n  kiln run mlp.kir --fill1\n"
+         "  kiln run model.onnx --input x=x.npy --save-outputs out\n";
     return s;
 }
 

@@ -1,14 +1,17 @@
-// kiln run: evaluates a program once on the ref interpreter with generated inputs.
+// kiln run: evaluates a program once on the ref interpreter with given or generated inputs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
+#include "core/error.hpp"
 #include "core/target.hpp"
 #include "driver/commands.hpp"
 #include "driver/display.hpp"
 #include "driver/inputs.hpp"
 #include "driver/loader.hpp"
+#include "driver/run_io.hpp"
 
 namespace kiln::driver {
 
@@ -33,14 +36,18 @@ input_options read_input_options(const parsed_args& args) {
     if (o.zeros.all && o.ones.all) throw usage_error("--fill0 and --fill1 both given without names");
     for (const auto& n : o.zeros.names)
         if (o.ones.names.count(n)) throw usage_error("input '" + n + "' is named by both --fill0 and --fill1");
-    for (const auto& use : args.uses("--input-dim")) {
-        if (use.size() < 2 || use[0].size() < 2 || use[0][0] != '@')
-            throw usage_error("--input-dim expects @NAME then its dims, e.g. '--input-dim @x 1 28 28'");
-        auto& lens = o.dims[use[0].substr(1)];
-        if (!lens.empty()) throw usage_error("--input-dim " + use[0] + " is given twice");
-        for (std::size_t i = 1; i < use.size(); ++i) lens.push_back(parse_count(use[i], "--input-dim " + use[0]));
-    }
+    o.dims = read_dim_options(args);
     return o;
+}
+
+tolerance read_tolerance(const parsed_args& args) {
+    tolerance t;
+    for (const char* opt : {"--rtol", "--atol"})
+        if (args.has(opt) && !args.has("--test-data"))
+            throw usage_error(std::string(opt) + " is a tolerance of --test-data, which is not given");
+    if (args.has("--rtol")) t.rtol = parse_nonnegative(args.get("--rtol"), "--rtol");
+    if (args.has("--atol")) t.atol = parse_nonnegative(args.get("--atol"), "--atol");
+    return t;
 }
 
 // Prints one output; a tuple prints each element as NAME[i].
@@ -68,27 +75,64 @@ std::string chosen_target(const parsed_args& args) {
     return name.empty() ? "ref" : name;
 }
 
+struct timed_outputs {
+    std::vector<argument> outs;
+    double ms = 0;   // the evaluation alone: no inputs, no printing
+};
+
+timed_outputs evaluate(const program& p, const target& t, const std::vector<generated_input>& inputs) {
+    param_map params;
+    for (const auto& in : inputs) params.emplace(in.name, in.arg);
+    auto start = std::chrono::steady_clock::now();
+    timed_outputs r{t.run(p, params)};
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return r;
+}
+
+void print_program_and_inputs(const program& p, const std::vector<generated_input>& inputs, std::uint64_t seed) {
+    std::cout << brief_program(p) << "\n";
+    if (!inputs.empty()) std::cout << "Inputs (seed " << seed << "):\n";
+    for (const auto& in : inputs) std::cout << in.name << ": " << to_string(in.arg.get_shape()) << ": " << in.how << "\n";
+}
+
+// Compares the outputs with the test data's; fails (exit 1) when one differs.
+void check_test_data(const std::string& dir, const onnx_test_data& td, const model_file& f,
+                     const std::vector<argument>& outs, tolerance tol) {
+    auto got = labelled_outputs(f, outs);
+    if (got.size() != td.outputs.size())
+        fail("--test-data ", dir, ": ", td.outputs.size(), " output files (output_*.pb) but the program has ", got.size(),
+             " outputs");
+    std::cout << "\nTest data " << dir << " (rtol " << tol.rtol << ", atol " << tol.atol << "):\n";
+    std::size_t failed = compare_outputs(got, td.outputs, tol, std::cout);
+    if (failed)
+        fail(failed, " of ", got.size(), " outputs differ from the test data in ", dir, " (rtol ", tol.rtol, ", atol ",
+             tol.atol, ")");
+}
+
 int run_run(const parsed_args& args) {
     input_options opts = read_input_options(args);
+    tolerance tol = read_tolerance(args);
     auto t = make_target(chosen_target(args));   // names the built targets when this one is not
-    program p = load_program(args);
+    model_file f = open_model(args);
+    add_npy_inputs(args, opts);
+    std::string test_dir = args.get("--test-data");
+    std::optional<onnx_test_data> td;
+    if (!test_dir.empty()) add_test_data_inputs(test_dir, td.emplace(read_onnx_test_data(test_dir)), f, opts);
+    program p = load_model(f, opts.dims, true);
     compile(p, *t);
     auto inputs = make_inputs(p.main(), opts);   // before printing, so that its errors come first
+    if (args.has("--save-outputs")) prepare_saving(args.get("--save-outputs"), f, p.main().output_shapes());
     bool quiet = args.has("--quiet");
-    if (!quiet) std::cout << brief_program(p) << "\n";
-    param_map params;
-    if (!quiet && !inputs.empty()) std::cout << "Inputs (seed " << opts.seed << "):\n";
-    for (auto& in : inputs) {
-        if (!quiet) std::cout << in.name << ": " << to_string(in.arg.get_shape()) << ": " << in.how << "\n";
-        params.emplace(in.name, in.arg);
-    }
+    if (!quiet) print_program_and_inputs(p, inputs, opts.seed);
     if (!quiet) std::cout << "\nRunning on " << t->name() << " ...\n";
-    auto start = std::chrono::steady_clock::now();
-    auto outs = t->run(p, params);
-    std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
-    for (std::size_t i = 0; i < outs.size(); ++i)
-        print_output("#output_" + std::to_string(i), outs[i], args.has("--print-all"));
-    std::printf("Time: %.3f ms\n", took.count());
+    auto [outs, ms] = evaluate(p, *t, inputs);
+    for (std::size_t i = 0; i < outs.size(); ++i) print_output(output_label(f, i), outs[i], args.has("--print-all"));
+    std::printf("Time: %.3f ms\n", ms);
+    if (args.has("--save-outputs")) {
+        auto files = save_outputs(args.get("--save-outputs"), f, outs);
+        if (!quiet) std::cout << "Saved to " << args.get("--save-outputs") << ": " << list_names(files) << "\n";
+    }
+    if (td) check_test_data(test_dir, *td, f, outs, tol);
     return 0;
 }
 
@@ -106,29 +150,39 @@ option_spec target_option(const std::string& name) {
 command run_command() {
     command_spec s;
     s.name = "run";
-    s.summary = "evaluate the program once (on the ref target) with generated inputs";
+    s.summary = "evaluate the program once (on the ref target) with given or generated inputs";
     s.positional = "FILE";
     s.description =
-        "Loads FILE, prints it (literals of more than 16 values as '@literal{ ... }'), fills every\n"
-        "input, compiles the program for the target and evaluates it once (on ref by default:\n"
-        "every op's reference loop, no rewriting), and prints each output's shape and first " +
-        std::to_string(values_shown) + "\nvalues, then the time the evaluation took.\n"
-        "Inputs are random unless --fill0/--fill1 name them: floats uniform in [-1, 1], signed\n"
-        "integers uniform in [-4, 4], unsigned in [0, 8], bools 0 or 1. Each input has its own\n"
-        "generator seeded from --seed and its position, so the same seed gives the same values.";
+        "Loads FILE (kiln text IR or an ONNX model), prints it (literals of more than 16 values as\n"
+        "'@literal{ ... }'), fills every input, compiles the program for the target and evaluates it\n"
+        "once (on ref by default: every op's reference loop, no rewriting), and prints each output's\n"
+        "shape and first " + std::to_string(values_shown) + " values, then the time the evaluation took.\n"
+        "Inputs come from --input (.npy files) or --test-data, else are random unless --fill0/--fill1\n"
+        "name them: floats uniform in [-1, 1], signed integers uniform in [-4, 4], unsigned in [0, 8],\n"
+        "bools 0 or 1. Each input has its own generator seeded from --seed and its position, so the\n"
+        "same seed gives the same values. A given input's shape sizes the input (ONNX: before parsing).\n"
+        "With --test-data, each output is compared with the expected one (|got - expected| <=\n"
+        "atol + rtol * |expected| for every element); any output that differs makes the exit status 1.";
     s.options = {
         {{"--seed"}, option_spec::one, "N", "seed of the random inputs (default 0)"},
         {{"--fill0"}, option_spec::many, "[NAME...]", "fill these inputs (all when no NAME) with 0s", true},
         {{"--fill1"}, option_spec::many, "[NAME...]", "fill these inputs (all when no NAME) with 1s", true},
-        {{"--input-dim"}, option_spec::many, "@NAME D...",
-         "the lens of input NAME; needed for each input with dynamic dims", true},
+        {{"--input"}, option_spec::one, "NAME=FILE.npy", "the value of input NAME, from a numpy .npy file", true},
+        {{"--test-data"}, option_spec::one, "DIR",
+         "an ONNX test_data_set folder: inputs from input_K.pb (in the model's\ninput order), outputs compared with output_K.pb"},
+        {{"--rtol"}, option_spec::one, "R", "relative tolerance of --test-data (default 1e-3)"},
+        {{"--atol"}, option_spec::one, "A", "absolute tolerance of --test-data (default 1e-5)"},
+        {{"--save-outputs"}, option_spec::one, "DIR", "write each output to DIR/NAME.npy (NAME: the ONNX output name,\nelse #output_I)"},
         {{"--print-all"}, option_spec::flag, "", "print every value of each output"},
         {{"--quiet", "--brief"}, option_spec::flag, "", "print only the outputs and the time"},
     };
     for (const char* t : target_names) s.options.push_back(target_option(t));
     for (auto& o : loader_options()) s.options.push_back(o);
     s.examples = {"kiln run mlp.kir", "kiln run mlp.kir --fill1 --print-all --quiet",
-                  "kiln run model.kir --seed 7 --fill0 mask --input-dim @x 4 784"};
+                  "kiln run model.kir --seed 7 --fill0 mask --input-dim @x 4 784",
+                  "kiln run model.onnx --input x=img.npy --save-outputs out",
+                  "kiln run model.onnx --dim-param batch=8",
+                  "kiln run model.onnx --test-data test_data_set_0 --rtol 1e-4"};
     return {s, run_run};
 }
 

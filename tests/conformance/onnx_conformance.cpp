@@ -182,6 +182,8 @@ int main(int argc, char** argv) try {
             why = e.what();
         }
         std::replace(why.begin(), why.end(), '\n', ' ');
+        // Messages name files by full path; the case name already says which.
+        for (std::size_t p; (p = why.find(dir.string() + "/")) != std::string::npos;) why.erase(p, dir.string().size() + 1);
         tally& op = per_op[op_of(dir / "model.onnx")];
         bool listed = expected.count(name) > 0;
         if (why.empty()) {
