@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the demo: an MNIST-shaped MLP in kiln's text IR, run on the ref target.
+# Sets up, builds and runs the demo on the ref target:
+#  1. an MNIST-shaped MLP written in kiln's text IR (random weights), printing its IR and outputs;
+#  2. resnet18 exported to ONNX by PyTorch (random weights, calibrated batch norm), compared with
+#     PyTorch's own output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 /usr/bin/python3 scripts/make_mnist_mlp.py build/mnist_mlp.kir
 build/kiln run build/mnist_mlp.kir --seed 1
+echo
+echo "== resnet18 from PyTorch through ONNX =="
+[ -f build/demo/resnet18_opset17/model.onnx ] ||
+    /usr/bin/python3 tests/models/export_torchvision.py build/demo resnet18 2>&1 | grep -v -i warning
+build/kiln run build/demo/resnet18_opset17/model.onnx \
+    --test-data build/demo/resnet18_opset17/test_data_set_0 --brief
