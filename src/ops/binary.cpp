@@ -60,22 +60,19 @@ struct div : binary_op<div> {
 };
 KILN_REGISTER_OP(div)
 
-// ONNX Mod: fmod=false takes the sign of the divisor (Python's %) and is defined for integers
-// only; fmod=true takes the sign of the dividend (C's fmod and %) and is required for floats.
+// ONNX Mod: fmod=false takes the sign of the divisor (Python's %, numpy's mod; for floats since
+// opset 28, a zero result keeps the divisor's sign); fmod=true takes the sign of the dividend
+// (C's fmod and %).
 struct mod : binary_op<mod> {
     static constexpr std::string_view name = "mod";
     bool fmod = false;
     auto attributes() { return fields(field("fmod", fmod)); }
-    shape compute_shape(std::span<const shape> in) const {
-        shape out = binary_op::compute_shape(in);
-        if (!fmod && is_float(in[0].type()))
-            fail("input 0 is ", dtype_name(in[0].type()), "; fmod=false (sign of the divisor) is for integers, ",
-                 "float inputs need fmod=true");
-        return out;
-    }
     template <number C> C apply(C a, C b) const {
         if constexpr (floating<C>) {
-            return std::fmod(a, b);
+            C r = std::fmod(a, b);
+            if (fmod) return r;
+            if (r == 0) return std::copysign(C(0), b);
+            return (r < 0) != (b < 0) ? r + b : r;
         } else {
             if (b == 0) fail(name, ": integer modulus by zero");
             if constexpr (std::is_signed_v<C>) {
