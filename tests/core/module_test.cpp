@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
+
 #include <algorithm>
 
 #include "core/error.hpp"
@@ -13,17 +15,6 @@ namespace kiln {
 namespace {
 
 using lens = std::vector<std::size_t>;
-
-template <class F>
-void expect_error(F f, const std::string& want) {
-    try {
-        f();
-    } catch (const error& e) {
-        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
-        return;
-    }
-    ADD_FAILURE() << "no error; expected one containing '" << want << "'";
-}
 
 bool uses(instruction_ref input, instruction_ref user) {
     const auto& outs = input->outputs();

@@ -4,24 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
+
 #include "core/error.hpp"
 
 namespace kiln {
 namespace {
 
 using lens = std::vector<std::size_t>;   // shape(t, {2}) alone is ambiguous with dynamic dims
-
-// Expects f() to throw a kiln::error whose message contains `want`.
-template <class F>
-void expect_error(F f, const std::string& want) {
-    try {
-        f();
-    } catch (const error& e) {
-        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
-        return;
-    }
-    ADD_FAILURE() << "no error; expected one containing '" << want << "'";
-}
 
 TEST(shape, standard_layout) {
     shape s(dtype::float32, lens{2, 3, 4});

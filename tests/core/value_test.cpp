@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
+
 #include <cmath>
 #include <limits>
 
@@ -11,17 +13,6 @@
 
 namespace kiln {
 namespace {
-
-template <class F>
-void expect_error(F f, const std::string& want) {
-    try {
-        f();
-    } catch (const error& e) {
-        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
-        return;
-    }
-    ADD_FAILURE() << "no error; expected one containing '" << want << "'";
-}
 
 void expect_json_round_trip(const value& v) {
     EXPECT_EQ(parse_json(to_json(v)), v) << to_json(v);
