@@ -1,5 +1,6 @@
 // Loads and runs the JSON op cases of tests/ops/cases (format in gen/caselib.py).
 #pragma once
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct test_case {
     // Compares with the expected outputs within the case's (or the dtype's default) tolerance.
     void check_outputs(const std::vector<argument>& outs) const;
 };
+
+// How gtest names a case in its output (instead of dumping the object's bytes).
+inline void PrintTo(const test_case& c, std::ostream* os) { *os << c.name(); }
 
 // Expects building or running the case to throw kiln::error whose message contains case.error.
 void expect_error(const test_case& tc);
