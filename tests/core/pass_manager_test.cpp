@@ -4,6 +4,7 @@
 #include "core/pass.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -49,7 +50,9 @@ struct break_order {
 
 class pass_manager : public ::testing::Test {
 protected:
-    std::filesystem::path dir = std::filesystem::temp_directory_path() / "kiln_pass_manager_test";
+    // One folder per process: ctest runs tests in parallel and TearDown removes it.
+    std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("kiln_pass_manager_test_" + std::to_string(::getpid()));
     void TearDown() override { std::filesystem::remove_all(dir); }
 
     pass_options options() const {

@@ -5,6 +5,7 @@
 #include "core/text_parser.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -217,7 +218,7 @@ TEST(text_parser, semantic_errors_name_the_line) {
 }
 
 TEST(text_parser, files) {
-    auto dir = std::filesystem::temp_directory_path() / "kiln_text_parser_test";
+    auto dir = std::filesystem::temp_directory_path() / ("kiln_text_parser_test_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     std::string good = (dir / "good.kir").string(), bad = (dir / "bad.kir").string();
     std::ofstream(good) << x_line << "@0 = @return(x)\n";
