@@ -26,12 +26,7 @@ struct cumulative_op {
     bool reverse = false;
     auto attributes() { return fields(field("axis", axis), field("exclusive", exclusive), field("reverse", reverse)); }
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 1);
-        check_type(in, 0, numeric_type, "a numeric (integer or float) type");
-        normalize_axis(axis, in[0].ndim());
-        return {in[0].type(), in[0].dims()};
-    }
+    shape compute_shape(std::span<const shape> in) const { return along_axis_shape(in, axis, numeric_type, "a numeric (integer or float) type"); }
 
     argument compute(const shape& out, std::span<const argument> args) const {
         const shape& xs = args[0].get_shape();

@@ -246,11 +246,8 @@ struct lp_normalization {
     auto attributes() { return fields(field("axis", axis), field("p", p)); }
 
     shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 1);
-        check_type(in, 0, float_type, "a float type");
         if (p != 1 && p != 2) fail("p=", p, "; expected 1 or 2");
-        normalize_axis(axis, in[0].ndim());
-        return {in[0].type(), in[0].dims()};
+        return along_axis_shape(in, axis, float_type, "a float type");
     }
 
     argument compute(const shape& out, std::span<const argument> args) const {

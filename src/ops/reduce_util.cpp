@@ -47,4 +47,11 @@ void check_broadcasts_to(std::span<const shape> in, std::size_t i, std::span<con
              lens_to_string(lens));
 }
 
+shape along_axis_shape(std::span<const shape> in, std::int64_t axis, bool (*accepts)(dtype), const char* what) {
+    check_input_count(in, 1);
+    check_type(in, 0, accepts, what);
+    normalize_axis(axis, in[0].ndim());
+    return {in[0].type(), in[0].dims()};
+}
+
 }  // namespace kiln::ops

@@ -21,6 +21,10 @@ struct element_groups {
 element_groups group_offsets(const shape& s, std::span<const std::size_t> axes);
 
 // The axes from `first` to the last dim (the normalized axes of layer and RMS normalization).
+// Shape of an op that works along one axis of one input and keeps its shape (softmax, cumsum,
+// lp_normalization): checks the input count, its type against `accepts` and the axis.
+shape along_axis_shape(std::span<const shape> in, std::int64_t axis, bool (*accepts)(dtype), const char* what);
+
 std::vector<std::size_t> trailing_axes(std::size_t first, std::size_t ndim);
 
 // Throws unless input i's static lens broadcast (numpy rules, one way) to `lens`.

@@ -13,12 +13,7 @@ struct softmax_op {
     std::int64_t axis = -1;
     auto attributes() { return fields(field("axis", axis)); }
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 1);
-        check_type(in, 0, float_type, "a float type");
-        normalize_axis(axis, in[0].ndim());
-        return {in[0].type(), in[0].dims()};
-    }
+    shape compute_shape(std::span<const shape> in) const { return along_axis_shape(in, axis, float_type, "a float type"); }
 
     argument compute(const shape& out, std::span<const argument> args) const {
         const shape& xs = args[0].get_shape();
