@@ -24,6 +24,7 @@ struct op_traits {
     int output_alias = -1;      // output is a view of this input (-1: fresh buffer)
     bool builtin = false;       // @param, @literal, @return
     bool data_dependent = false;  // output shape depends on input values
+    bool fusion = false;        // a fused region: its submodule is one kernel's body
 };
 
 // Runs a submodule on the given inputs (its parameters in declaration order).

@@ -1,5 +1,6 @@
 // A pass rewrites one module. The pass manager runs a pipeline over every module of a program,
-// removes dead code after each pass by itself, validates the IR after each pass and, when a
+// (except fused regions' bodies, which
+// are kernels' contents, not programs to optimise) removes dead code after each pass by itself, validates the IR after each pass and, when a
 // pass throws or breaks the IR, names the pass and dumps the program.
 #pragma once
 #include <functional>
@@ -13,17 +14,24 @@ namespace kiln {
 
 class pass {
 public:
-    // Any type with `static constexpr std::string_view name` and `void apply(module&) const`.
+    // Any type with `static constexpr std::string_view name` and either `void apply(module&) const`
+    // or, for passes that create submodules (fusion), `void apply(program&, module&) const`.
     template <class P>
-    pass(P p) : name_(P::name), apply_([p = std::move(p)](module& m) { p.apply(m); }) {}
-    pass(std::string name, std::function<void(module&)> f) : name_(std::move(name)), apply_(std::move(f)) {}
+    pass(P p) : name_(P::name) {
+        if constexpr (requires(module& m) { p.apply(m); })
+            apply_ = [p = std::move(p)](program&, module& m) { p.apply(m); };
+        else
+            apply_ = [p = std::move(p)](program& prog, module& m) { p.apply(prog, m); };
+    }
+    pass(std::string name, std::function<void(module&)> f)
+        : name_(std::move(name)), apply_([f = std::move(f)](program&, module& m) { f(m); }) {}
 
     const std::string& name() const { return name_; }
-    void apply(module& m) const { apply_(m); }
+    void apply(program& p, module& m) const { apply_(p, m); }
 
 private:
     std::string name_;
-    std::function<void(module&)> apply_;
+    std::function<void(program&, module&)> apply_;
 };
 
 struct pass_options {

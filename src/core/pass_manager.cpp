@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <ostream>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "core/pass.hpp"
@@ -20,6 +21,18 @@ std::string dump(const std::string& before, const std::string& dir, const std::s
     f << before;
     return f ? path : std::string("(could not write ") + path + ")";
 }
+
+// The modules a pass rewrites: every module but fused regions' bodies.
+std::vector<module*> modules_to_rewrite(const program& p) {
+    std::unordered_set<const module*> bodies;
+    for (const module* m : p.modules())
+        for (const auto& ins : *m)
+            if (ins.get_operator().traits().fusion) bodies.insert(ins.module_inputs().begin(), ins.module_inputs().end());
+    std::vector<module*> mods;
+    for (module* m : p.modules_in_dependency_order())
+        if (!bodies.contains(m)) mods.push_back(m);
+    return mods;
+}
 }  // namespace
 
 void run_passes(program& p, const std::vector<pass>& pipeline, const pass_options& opts) {
@@ -29,8 +42,8 @@ void run_passes(program& p, const std::vector<pass>& pipeline, const pass_option
         std::string before = opts.dump_dir.empty() ? std::string() : to_string(p);
         auto start = std::chrono::steady_clock::now();
         try {
-            for (module* m : p.modules_in_dependency_order()) {
-                ps.apply(*m);
+            for (module* m : modules_to_rewrite(p)) {
+                ps.apply(p, *m);
                 m->remove_dead_code();
             }
         } catch (const error& e) {

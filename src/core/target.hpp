@@ -11,8 +11,13 @@
 
 namespace kiln {
 
-// Every compile option in one typed struct (stored with saved programs later).
+// The float type a program computes in after compile (--fp16, --bf16).
+enum class compute_precision { fp32, fp16, bf16 };
+
+// Every compile option in one typed struct (stored with saved programs).
 struct compile_options {
+    bool optimize = true;        // run the generic passes (simplify, fold, fuse, plan memory)
+    compute_precision precision = compute_precision::fp32;
     bool fast_math = true;
     bool exhaustive_tune = false;
     bool offload_copy = false;

@@ -1,8 +1,7 @@
 #include "driver/inputs.hpp"
 
-#include <random>
-
 #include "core/error.hpp"
+#include "core/random.hpp"
 #include "driver/display.hpp"
 
 namespace kiln::driver {
@@ -77,25 +76,7 @@ generated_input given_value(const std::string& name, const shape& s, const given
 }
 
 generated_input random_input(const std::string& name, const shape& s, std::uint64_t seed, std::size_t index) {
-    std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
-                      static_cast<std::uint32_t>(index)};
-    std::mt19937_64 gen(seq);   // its output sequence is fixed by the standard, unlike distributions'
-    std::size_t n = s.elements();
-    dtype t = s.type();
-    if (is_float(t)) {
-        std::vector<double> v(n);
-        for (auto& x : v) x = static_cast<double>(gen() >> 11) * 0x1.0p-52 - 1.0;
-        return {name, from_doubles(s, v), "uniform in [-1, 1]"};
-    }
-    std::vector<std::int64_t> v(n);
-    if (t == dtype::bool_) {
-        for (auto& x : v) x = static_cast<std::int64_t>(gen() & 1);
-        return {name, from_int64s(s, v), "random bools"};
-    }
-    // Small values, so that integer inputs used as indices or counts are mostly valid.
-    std::int64_t low = is_signed(t) ? -4 : 0;
-    for (auto& x : v) x = low + static_cast<std::int64_t>(gen() % 9);
-    return {name, from_int64s(s, v), cat("uniform integers in [", low, ", ", low + 8, "]")};
+    return {name, random_argument(s, seed, index), random_description(s.type())};
 }
 
 generated_input constant_input(const std::string& name, const shape& s, std::int64_t c) {

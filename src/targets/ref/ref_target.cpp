@@ -1,6 +1,7 @@
 // The ref target: runs every op's reference compute on the host, with no rewriting. It is the
 // oracle every other target and every pass is checked against.
 #include "core/target.hpp"
+#include "passes/pipeline.hpp"
 
 namespace kiln {
 namespace {
@@ -8,7 +9,8 @@ namespace {
 class ref_target final : public target {
 public:
     std::string name() const override { return "ref"; }
-    std::vector<pass> passes(const compile_options&) const override { return {}; }
+    // No lowering: the generic passes (when asked for) and then the interpreter.
+    std::vector<pass> passes(const compile_options& opts) const override { return generic_passes(opts); }
     argument allocate(const shape& s) const override { return argument(s); }
     argument copy_to(const argument& host) const override { return host; }
     argument copy_from(const argument& device) const override { return device; }
