@@ -1,0 +1,135 @@
+// GELU and SiLU as exporters write them out. A product is read as its set of factors (the leaves
+// of a tree of muls), so every ordering and grouping of the factors matches:
+//   x * 0.5 * (1 + erf(x / sqrt(2)))                                  -> gelu
+//   x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))         -> gelu[approximate=tanh]
+//   x * sigmoid(x), x * sigmoid(beta * x)                              -> silu[beta]
+// x / sqrt(2) may be x * 0.70710678, x^3 may be pow(x, 3) or x * x * x; constants must be within
+// a relative 1e-4 of the exact values.
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "passes/recognize_rules.hpp"
+
+namespace kiln {
+namespace {
+
+using namespace recognize;
+
+// Removes from `fs` the first factor for which pred holds; false when none does.
+template <class Pred>
+bool take(std::vector<instruction_ref>& fs, Pred pred) {
+    auto it = std::find_if(fs.begin(), fs.end(), pred);
+    if (it == fs.end()) return false;
+    fs.erase(it);
+    return true;
+}
+
+// True when `ins` is c * x (any grouping) with c a scalar literal; sets c.
+bool scaled_x(instruction_ref ins, instruction_ref x, double& c, std::vector<instruction_ref>& inner) {
+    if (ins->name() != "mul" || ins->outputs().size() != 1) return false;
+    std::vector<instruction_ref> muls{ins};
+    auto fs = product_factors(ins, muls, 2);
+    if (fs.size() != 2 || !take(fs, [&](auto f) { return f == x; })) return false;
+    auto s = scalar_value(fs.front());
+    if (!s) return false;
+    c = *s;
+    inner.insert(inner.end(), muls.begin(), muls.end());
+    return true;
+}
+
+// 1 + f(arg) (in either order) with f the unary op `fn`, used only here; returns arg.
+std::optional<instruction_ref> one_plus(instruction_ref ins, std::string_view fn, std::vector<instruction_ref>& inner) {
+    if (ins->name() != "add" || ins->outputs().size() != 1) return std::nullopt;
+    for (int i = 0; i < 2; ++i) {
+        auto f = ins->inputs()[i], one = ins->inputs()[1 - i];
+        if (f->name() == fn && f->outputs().size() == 1 && near_scalar(one, 1.0)) {
+            inner.insert(inner.end(), {ins, f});
+            return f->inputs().front();
+        }
+    }
+    return std::nullopt;
+}
+
+// x / sqrt(2) or x * (1 / sqrt(2)).
+bool erf_argument(instruction_ref arg, instruction_ref x, std::vector<instruction_ref>& inner) {
+    if (arg->outputs().size() != 1) return false;
+    if (arg->name() == "div" && arg->inputs()[0] == x && near_scalar(arg->inputs()[1], std::numbers::sqrt2)) {
+        inner.push_back(arg);
+        return true;
+    }
+    double c = 0;
+    return scaled_x(arg, x, c, inner) && std::abs(c - 1 / std::numbers::sqrt2) <= 1e-4 / std::numbers::sqrt2;
+}
+
+// x^3 as pow(x, 3) or the product x * x * x (the latter's muls appended to inner).
+bool is_cube(std::vector<instruction_ref> fs, instruction_ref x) {
+    if (fs.size() == 1) return fs[0]->name() == "pow" && fs[0]->inputs()[0] == x && near_scalar(fs[0]->inputs()[1], 3);
+    return fs.size() == 3 && std::all_of(fs.begin(), fs.end(), [&](auto f) { return f == x; });
+}
+
+// sqrt(2 / pi) * (x + 0.044715 * x^3), grouped in any way the products allow.
+bool tanh_argument(instruction_ref arg, instruction_ref x, std::vector<instruction_ref>& inner) {
+    if (arg->name() != "mul" || arg->outputs().size() != 1) return false;
+    std::vector<instruction_ref> found{arg};
+    auto fs = product_factors(arg, found, 2);
+    const double k = std::sqrt(2 / std::numbers::pi);
+    if (fs.size() != 2 || !take(fs, [&](auto f) { return near_scalar(f, k); })) return false;
+    auto sum = fs.front();
+    if (sum->name() != "add" || sum->outputs().size() != 1) return false;
+    for (int i = 0; i < 2; ++i) {
+        auto cubic = sum->inputs()[1 - i];
+        if (sum->inputs()[i] != x || cubic->name() != "mul" || cubic->outputs().size() != 1) continue;
+        std::vector<instruction_ref> muls{cubic};
+        auto cs = product_factors(cubic, muls, 4);
+        // The x^3 factor's own muls are used once, so they were collected with the cubic term's.
+        if (!take(cs, [&](auto f) { return near_scalar(f, 0.044715); }) || !is_cube(cs, x)) continue;
+        if (cs.size() == 1) muls.push_back(cs[0]);
+        inner.insert(inner.end(), found.begin(), found.end());
+        inner.insert(inner.end(), muls.begin(), muls.end());
+        inner.push_back(sum);
+        return true;
+    }
+    return false;
+}
+
+// x * 0.5 * (1 + erf(x / sqrt(2))) -> gelu;  x * 0.5 * (1 + tanh(...)) -> gelu[approximate=tanh]
+rule gelu() {
+    return {"gelu", match::op("mul"), [](rewriter& r, const bindings&) {
+                std::vector<instruction_ref> inner;
+                auto fs = product_factors(r.root(), inner, 3);
+                if (fs.size() != 3 || !take(fs, [](auto f) { return near_scalar(f, 0.5); })) return false;
+                for (int i = 0; i < 2; ++i) {
+                    auto x = fs[i], other = fs[1 - i];
+                    auto inner_i = inner;
+                    std::string mode;
+                    if (auto arg = one_plus(other, "erf", inner_i); arg && erf_argument(*arg, x, inner_i)) mode = "none";
+                    else if (auto t = one_plus(other, "tanh", inner_i); t && tanh_argument(*t, x, inner_i)) mode = "tanh";
+                    else continue;
+                    if (x->get_shape() != r.root()->get_shape() || !used_only_within(inner_i, r.root())) return false;
+                    r.replace(r.add("gelu", {x}, {{"approximate", mode}}));
+                    return true;
+                }
+                return false;
+            }};
+}
+
+// x * sigmoid(x) -> silu;  x * sigmoid(beta * x) -> silu[beta]
+rule silu() {
+    return {"silu", match::op("mul", match::any("x"), match::op("sigmoid", match::any("a")).bind("sig").used_once()),
+            [](rewriter& r, const bindings& b) {
+                auto x = b["x"], a = b["a"];
+                std::vector<instruction_ref> inner{b["sig"]};
+                double beta = 1;
+                if (a != x && !scaled_x(a, x, beta, inner)) return false;
+                if (x->get_shape() != r.root()->get_shape() || !used_only_within(inner, r.root())) return false;
+                r.replace(r.add("silu", {x}, {{"beta", static_cast<float>(beta)}}));
+                return true;
+            }};
+}
+
+}  // namespace
+
+std::vector<rule> activation_rules() { return {gelu(), silu()}; }
+
+}  // namespace kiln

@@ -1,0 +1,119 @@
+// Scaled dot-product attention as exporters write it out:
+//   softmax(scale * (q @ kT) [+ mask], last axis) @ v    -> attention[scale](q, k, v[, mask])
+// with kT = k transposed in its last two dims. The scale may be muls or divs by scalar constants on
+// the scores, on q and on kT (multiplied together; none means 1). kT is usually a transpose view
+// itself (from [B, H, S, D] or straight from [B, S, H, D]); k is that view's source transposed
+// again, the two permutations composed. q, kT and v must agree exactly in their batch dims (no
+// broadcasting) and be rank 4 ([B, H, S, D]) or rank 3 ([B*H, S, D], given a leading 1 by
+// unsqueeze views and squeezed back after). The mask must broadcast to the scores (the add keeps
+// their shape). The softmax result must feed only the second matmul.
+#include <algorithm>
+#include <numeric>
+
+#include "core/reflect.hpp"
+#include "passes/recognize_rules.hpp"
+
+namespace kiln {
+namespace {
+
+using namespace recognize;
+
+// Strips muls and divs by scalar constants off `ins` (each used only by the chain), multiplying
+// their factors into scale.
+instruction_ref peel_scale(instruction_ref ins, double& scale, std::vector<instruction_ref>& inner) {
+    while ((ins->name() == "mul" || ins->name() == "div") && ins->outputs().size() == 1) {
+        auto a = ins->inputs()[0], c = ins->inputs()[1];
+        if (ins->name() == "mul" && a->is_literal()) std::swap(a, c);
+        auto s = scalar_value(c);
+        if (!s || *s == 0 || a->is_literal() || a->get_shape() != ins->get_shape()) break;
+        scale = ins->name() == "mul" ? scale * *s : scale / *s;
+        inner.push_back(ins);
+        ins = a;
+    }
+    return ins;
+}
+
+// kT with its last two dims swapped back: one transpose of kT's source when kT is a transpose.
+instruction_ref untranspose(rewriter& r, instruction_ref kt) {
+    std::vector<std::int64_t> perm(kt->get_shape().ndim());
+    std::iota(perm.begin(), perm.end(), 0);
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    auto src = kt;
+    if (kt->name() == "transpose") {
+        value attrs = kt->get_operator().attributes();
+        std::vector<std::int64_t> p;
+        for (const auto& v : attrs.at("permutation").as_array()) p.push_back(v.as_int());
+        for (auto& i : perm) i = p[static_cast<std::size_t>(i)];
+        src = kt->inputs().front();
+    }
+    if (std::is_sorted(perm.begin(), perm.end())) return src;
+    return r.add("transpose", {src}, {{"permutation", to_value(perm)}});
+}
+
+// The scores' parts: q, kT, the mask (may be absent), the scale and the instructions between.
+struct scores {
+    instruction_ref q, kt;
+    std::optional<instruction_ref> mask;
+    double scale = 1;
+    std::vector<instruction_ref> inner;
+};
+
+// Reads scale * (q @ kT) [+ mask]; nullopt when `s` is not of that form.
+std::optional<scores> read_scores(instruction_ref s) {
+    std::vector<std::pair<instruction_ref, std::optional<instruction_ref>>> tries{{s, std::nullopt}};
+    if (s->name() == "add" && s->outputs().size() == 1)
+        tries = {{s->inputs()[0], s->inputs()[1]}, {s->inputs()[1], s->inputs()[0]}};
+    for (auto [body, mask] : tries) {
+        scores out;
+        out.mask = mask;
+        if (mask) out.inner.push_back(s);
+        auto d = peel_scale(body, out.scale, out.inner);
+        if (d->name() != "dot" || d->outputs().size() != 1 || (mask && s->get_shape() != d->get_shape())) continue;
+        out.inner.push_back(d);
+        out.q = peel_scale(d->inputs()[0], out.scale, out.inner);
+        out.kt = peel_scale(d->inputs()[1], out.scale, out.inner);
+        return out;
+    }
+    return std::nullopt;
+}
+
+// q [..., Sq, D], kT [..., D, Skv], v [..., Skv, Dv] of rank 3 or 4 with equal batch dims.
+bool shapes_map(const shape& q, const shape& kt, const shape& v) {
+    if (q.dynamic() || kt.dynamic() || v.dynamic() || !is_float(q.type())) return false;
+    std::size_t n = q.ndim();
+    if ((n != 3 && n != 4) || kt.ndim() != n || v.ndim() != n) return false;
+    for (std::size_t i = 0; i + 2 < n; ++i)
+        if (kt.lens()[i] != q.lens()[i] || v.lens()[i] != q.lens()[i]) return false;
+    return kt.lens()[n - 1] == v.lens()[n - 2];
+}
+
+instruction_ref lift(rewriter& r, instruction_ref x) {
+    return x->get_shape().ndim() == 4 ? x : r.add("unsqueeze", {x}, {{"axes", to_value(std::vector<std::int64_t>{0})}});
+}
+
+// softmax(scale * (q @ kT) [+ mask]) @ v -> attention[scale](q, k, v[, mask])
+rule attention() {
+    return {"attention", match::op("dot", match::op("softmax").bind("p").used_once(), match::any("v")),
+            [](rewriter& r, const bindings& b) {
+                auto p = b["p"], v = b["v"];
+                auto axis = p->get_operator().attributes().at("axis").as_int();
+                auto sc = read_scores(p->inputs().front());
+                if ((axis != -1 && axis != static_cast<std::int64_t>(p->get_shape().ndim()) - 1) || !sc) return false;
+                if (!shapes_map(sc->q->get_shape(), sc->kt->get_shape(), v->get_shape())) return false;
+                if (sc->mask && (*sc->mask)->get_shape().type() != sc->q->get_shape().type()) return false;
+                sc->inner.push_back(p);
+                if (!used_only_within(sc->inner, r.root())) return false;
+                std::vector<instruction_ref> args{lift(r, sc->q), lift(r, untranspose(r, sc->kt)), lift(r, v)};
+                if (sc->mask) args.push_back(*sc->mask);
+                auto att = r.add("attention", args, {{"scale", static_cast<float>(sc->scale)}});
+                if (v->get_shape().ndim() == 3) att = r.add("squeeze", {att}, {{"axes", to_value(std::vector<std::int64_t>{0})}});
+                r.replace(att);
+                return true;
+            }};
+}
+
+}  // namespace
+
+std::vector<rule> attention_rules() { return {attention()}; }
+
+}  // namespace kiln
