@@ -25,7 +25,7 @@ instruction_ref peel_scale(instruction_ref ins, double& scale, std::vector<instr
         auto a = ins->inputs()[0], c = ins->inputs()[1];
         if (ins->name() == "mul" && a->is_literal()) std::swap(a, c);
         auto s = scalar_value(c);
-        if (!s || *s == 0 || a->is_literal() || a->get_shape() != ins->get_shape()) break;
+        if (!s || *s == 0 || a->is_literal() || a->get_shape().lens() != ins->get_shape().lens()) break;
         scale = ins->name() == "mul" ? scale * *s : scale / *s;
         inner.push_back(ins);
         ins = a;

@@ -1,7 +1,9 @@
-// recognize_patterns: runs the rule families of recognize_rules.hpp in one worklist, so an op one
-// rule creates (softmax) is seen by the rules that match on it (attention). Assumes constants are
-// already literals and repeated subgraphs merged (propagate_constant and CSE run before it): the
-// rules compare constants by value and expect one instruction per intermediate.
+// recognize_patterns: runs the rule families of recognize_rules.hpp one after another, softmax
+// first so that attention sees the softmax ops it made. Dead code goes between families: the rules
+// count users, and the instructions a rewrite left dead would still count as users of its inputs.
+// Assumes constants are already literals and repeated subgraphs merged (propagate_constant and CSE
+// run before it): the rules compare constants by value and expect one instruction per
+// intermediate.
 #include "passes/recognize_patterns.hpp"
 
 #include <algorithm>
@@ -13,10 +15,9 @@
 namespace kiln {
 
 void recognize_patterns::apply(module& m) const {
-    std::vector<rule> rules;
-    for (auto family : {softmax_rules, normalization_rules, activation_rules, attention_rules})
-        for (auto& r : family()) rules.push_back(std::move(r));
-    apply_rules(m, rules);
+    for (auto family : {softmax_rules, normalization_rules, activation_rules, attention_rules}) {
+        if (apply_rules(m, family()) > 0) m.remove_dead_code();
+    }
 }
 
 namespace recognize {
