@@ -6,7 +6,8 @@
 // again, the two permutations composed. q, kT and v must agree exactly in their batch dims (no
 // broadcasting) and be rank 4 ([B, H, S, D]) or rank 3 ([B*H, S, D], given a leading 1 by
 // unsqueeze views and squeezed back after). The mask must broadcast to the scores (the add keeps
-// their shape). The softmax result must feed only the second matmul.
+// their shape). The softmax result must feed only the second matmul. One difference remains by
+// design: a query row whose mask is -inf for every key gives NaN written out, zeros from the op.
 #include <algorithm>
 #include <numeric>
 
