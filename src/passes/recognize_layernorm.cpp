@@ -2,7 +2,7 @@
 // RMSNormalization, or models that spell them by hand):
 //   d = x - mean(x);  d / sqrt(mean(d^2) + eps)  [* scale]  [+ bias]     -> layernorm
 //   x / sqrt(mean(x^2) + eps)  [* scale]                                 -> rms_norm
-// d^2 may be pow(d, 2) or d * d; "/ sqrt" may be "* rsqrt" or "* recip(sqrt)". The core becomes
+// d^2 may be pow(d, 2), d * d or sqdiff(x, mean(x)); "/ sqrt" may be "* rsqrt" or "* recip(sqrt)". The core becomes
 // the op with scale 1, then separate rules take the scale and the bias into it, so every variant
 // with or without them is covered. The means must reduce the same trailing axes (the ops
 // normalize over axis..end), keeping dims.
@@ -56,8 +56,10 @@ bool replace_core(rewriter& r, const bindings& b, const char* op_name, std::init
 
 // d / sqrt(mean(d^2) + eps), d = x - mean(x) -> layernorm(x, 1)
 rule layernorm_core() {
-    auto d = op("sub", any("x"), op("reduce_mean", any("x")).bind("mean")).bind("d");
-    return {"layernorm", divided_by_std(d, op("reduce_mean", square(d)).bind("var")),
+    auto mean = op("reduce_mean", any("x")).bind("mean");
+    auto d = op("sub", any("x"), mean).bind("d");
+    auto d2 = match::any_of({square(d), op("sqdiff", any("x"), mean).bind("sq")});
+    return {"layernorm", divided_by_std(d, op("reduce_mean", d2).bind("var")),
             [](rewriter& r, const bindings& b) {
                 return replace_core(r, b, "layernorm", {"mean", "var"}, {"mean", "d", "sq", "var", "veps", "den", "den2"});
             }};

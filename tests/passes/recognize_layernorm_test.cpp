@@ -78,6 +78,21 @@ TEST(recognize_layernorm, two_trailing_axes_and_bias_without_scale) {
     EXPECT_EQ(ln->get_operator().attributes().at("axis").as_int(), 1);
 }
 
+TEST(recognize_layernorm, variance_by_sqdiff) {
+    program p = recognize(
+        "@0 = reduce_mean[axes={-1},keepdims=true](x) -> " R "\n"
+        "@1 = sqdiff(@0, x) -> " X "\n"
+        "@2 = reduce_mean[axes={-1},keepdims=true](@1) -> " R "\n"
+        "@3 = sub(x, @0) -> " X "\n"
+        "@4 = @literal{1e-05} -> " S "\n"
+        "@5 = add(@2, @4) -> " R "\n"
+        "@6 = rsqrt(@5) -> " R "\n"
+        "@7 = mul(@3, @6) -> " X "\n"
+        "@8 = @return(@7)\n");
+    EXPECT_EQ(count_ops(p, "layernorm"), 1u);
+    EXPECT_EQ(count_instructions(p), 1u);
+}
+
 // Normalizing over a middle axis is not what layernorm computes (it normalizes axis..end).
 TEST(recognize_layernorm, declines_a_non_trailing_axis) {
     program p = recognize(
