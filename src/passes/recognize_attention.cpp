@@ -1,5 +1,8 @@
 // Scaled dot-product attention as exporters write it out:
 //   softmax(scale * (q @ kT) [+ mask], last axis) @ v    -> attention[scale](q, k, v[, mask])
+//   softmax(where(keep, scale * (q @ kT), -inf)) @ v     -> attention[scale](q, k, v, keep)
+// (also where(drop, -inf, ...), as masked_fill exports, with keep = not drop; a fill of -1e30 or
+// less, such as the type's lowest value, counts as -inf: its weights are exactly 0 too)
 // with kT = k transposed in its last two dims. The scale may be muls or divs by scalar constants on
 // the scores, on q and on kT (multiplied together; none means 1). kT is usually a transpose view
 // itself (from [B, H, S, D] or straight from [B, S, H, D]); k is that view's source transposed
@@ -7,7 +10,8 @@
 // broadcasting) and be rank 4 ([B, H, S, D]) or rank 3 ([B*H, S, D], given a leading 1 by
 // unsqueeze views and squeezed back after). The mask must broadcast to the scores (the add keeps
 // their shape). The softmax result must feed only the second matmul. One difference remains by
-// design: a query row whose mask is -inf for every key gives NaN written out, zeros from the op.
+// design: a query row whose mask removes every key gives NaN (or, for a finite fill, the mean of
+// v) written out, zeros from the op. Causal masks never remove a whole row.
 #include <algorithm>
 #include <numeric>
 
@@ -51,25 +55,47 @@ instruction_ref untranspose(rewriter& r, instruction_ref kt) {
     return r.add("transpose", {src}, {{"permutation", to_value(perm)}});
 }
 
-// The scores' parts: q, kT, the mask (may be absent), the scale and the instructions between.
+// The scores' parts: q, kT, the mask (may be absent; `drop` when it is true where keys are
+// dropped), the scale and the instructions between.
 struct scores {
     instruction_ref q, kt;
     std::optional<instruction_ref> mask;
+    bool drop = false;
     double scale = 1;
     std::vector<instruction_ref> inner;
 };
 
-// Reads scale * (q @ kT) [+ mask]; nullopt when `s` is not of that form.
+// A fill that removes a key: -inf, or a finite stand-in for it (such as the type's lowest value).
+bool removes_key(instruction_ref fill) {
+    auto v = scalar_value(fill);
+    return v && *v <= -1e30;
+}
+
+// One way to read the softmax input: the scores' body (scale * (q @ kT)) and the mask part.
+struct reading {
+    instruction_ref body;
+    scores parts;
+};
+
+// The ways to read `s`: body + mask, where(keep, body, -inf) and where(drop, -inf, body)
+// (masked_fill); s itself without a mask.
+std::vector<reading> mask_readings(instruction_ref s) {
+    const auto& in = s->inputs();
+    if (s->outputs().size() == 1 && s->name() == "add")
+        return {{in[0], {.mask = in[1]}}, {in[1], {.mask = in[0]}}};
+    if (s->outputs().size() == 1 && s->name() == "where") {
+        if (removes_key(in[2])) return {{in[1], {.mask = in[0]}}};
+        if (removes_key(in[1])) return {{in[2], {.mask = in[0], .drop = true}}};
+    }
+    return {{s, {}}};
+}
+
+// Reads scale * (q @ kT) with a mask as mask_readings allows; nullopt when `s` is not of that form.
 std::optional<scores> read_scores(instruction_ref s) {
-    std::vector<std::pair<instruction_ref, std::optional<instruction_ref>>> tries{{s, std::nullopt}};
-    if (s->name() == "add" && s->outputs().size() == 1)
-        tries = {{s->inputs()[0], s->inputs()[1]}, {s->inputs()[1], s->inputs()[0]}};
-    for (auto [body, mask] : tries) {
-        scores out;
-        out.mask = mask;
-        if (mask) out.inner.push_back(s);
+    for (auto [body, out] : mask_readings(s)) {
+        if (out.mask) out.inner.push_back(s);
         auto d = peel_scale(body, out.scale, out.inner);
-        if (d->name() != "dot" || d->outputs().size() != 1 || (mask && s->get_shape() != d->get_shape())) continue;
+        if (d->name() != "dot" || d->outputs().size() != 1 || s->get_shape().lens() != d->get_shape().lens()) continue;
         out.inner.push_back(d);
         out.q = peel_scale(d->inputs()[0], out.scale, out.inner);
         out.kt = peel_scale(d->inputs()[1], out.scale, out.inner);
@@ -101,11 +127,12 @@ rule attention() {
                 auto sc = read_scores(p->inputs().front());
                 if ((axis != -1 && axis != static_cast<std::int64_t>(p->get_shape().ndim()) - 1) || !sc) return false;
                 if (!shapes_map(sc->q->get_shape(), sc->kt->get_shape(), v->get_shape())) return false;
-                if (sc->mask && (*sc->mask)->get_shape().type() != sc->q->get_shape().type()) return false;
+                // An added mask has the scores' type by the add's own rules; a where's condition is bool.
+                if (sc->mask && (*sc->mask)->get_shape().dynamic()) return false;
                 sc->inner.push_back(p);
                 if (!used_only_within(sc->inner, r.root())) return false;
                 std::vector<instruction_ref> args{lift(r, sc->q), lift(r, untranspose(r, sc->kt)), lift(r, v)};
-                if (sc->mask) args.push_back(*sc->mask);
+                if (sc->mask) args.push_back(sc->drop ? r.add("logical_not", {*sc->mask}) : *sc->mask);
                 auto att = r.add("attention", args, {{"scale", static_cast<float>(sc->scale)}});
                 if (v->get_shape().ndim() == 3) att = r.add("squeeze", {att}, {{"axes", to_value(std::vector<std::int64_t>{0})}});
                 r.replace(att);

@@ -120,6 +120,48 @@ TEST(recognize_attention, after_a_written_out_softmax) {
     EXPECT_EQ(count_instructions(p), 1u);
 }
 
+// Causal masking as GPT-style models export it: where(keep, scores, -inf) over a lower-triangular
+// constant, and masked_fill's where(drop, lowest, scores) over the upper triangle. The mask is
+// kept as attention's bool mask (no row is fully masked, so the results agree exactly).
+const std::string lower = "@literal{1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1} -> bool_type, {4, 4}, {4, 1}";
+const std::string upper = "@literal{0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0} -> bool_type, {4, 4}, {4, 1}";
+
+TEST(recognize_attention, where_masks_keep_or_drop) {
+    program p = recognize(qkv +
+        "@0 = transpose[permutation={0, 1, 3, 2}](k) -> " KT "\n"
+        "@1 = dot(q, @0) -> " SC "\n"
+        "@2 = @literal{0.35355338} -> " S "\n"
+        "@3 = mul(@1, @2) -> " SC "\n"
+        "@4 = " + lower + "\n"
+        "@5 = @literal{-inf} -> " S "\n"
+        "@6 = where(@4, @3, @5) -> " SC "\n"
+        "@7 = softmax[axis=-1](@6) -> " SC "\n"
+        "@8 = dot(@7, v) -> " T "\n"
+        "@9 = dot(q, @0) -> " SC "\n"
+        "@10 = " + upper + "\n"
+        "@11 = @literal{-3.4028235e+38} -> " S "\n"
+        "@12 = where(@10, @11, @9) -> " SC "\n"
+        "@13 = softmax[axis=-1](@12) -> " SC "\n"
+        "@14 = dot(@13, v) -> " T "\n"
+        "@15 = @return(@8, @14)\n");
+    EXPECT_EQ(count_ops(p, "attention"), 2u);
+    EXPECT_EQ(count_ops(p, "where"), 0u);
+}
+
+// A fill of -10000 leaves weights of exp(-10000 - max), not exactly 0: not a mask.
+TEST(recognize_attention, declines_a_finite_fill) {
+    program p = recognize(qkv +
+        "@0 = transpose[permutation={0, 1, 3, 2}](k) -> " KT "\n"
+        "@1 = dot(q, @0) -> " SC "\n"
+        "@2 = " + lower + "\n"
+        "@3 = @literal{-10000.0} -> " S "\n"
+        "@4 = where(@2, @1, @3) -> " SC "\n"
+        "@5 = softmax[axis=-1](@4) -> " SC "\n"
+        "@6 = dot(@5, v) -> " T "\n"
+        "@7 = @return(@6)\n");
+    EXPECT_EQ(count_ops(p, "attention"), 0u);
+}
+
 // The probabilities are also returned (as models that output attention weights do): attention
 // would recompute them, so nothing changes but the softmax.
 TEST(recognize_attention, declines_when_probabilities_have_another_user) {
