@@ -62,7 +62,7 @@ bool erf_argument(instruction_ref arg, instruction_ref x, std::vector<instructio
     return scaled_x(arg, x, c, inner) && std::abs(c - 1 / std::numbers::sqrt2) <= 1e-4 / std::numbers::sqrt2;
 }
 
-// x^3 as pow(x, 3) or the product x * x * x (the latter's muls appended to inner).
+// x^3 as the factors {pow(x, 3)} or {x, x, x}.
 bool is_cube(std::vector<instruction_ref> fs, instruction_ref x) {
     if (fs.size() == 1) return fs[0]->name() == "pow" && fs[0]->inputs()[0] == x && near_scalar(fs[0]->inputs()[1], 3);
     return fs.size() == 3 && std::all_of(fs.begin(), fs.end(), [&](auto f) { return f == x; });
@@ -106,7 +106,7 @@ rule gelu() {
                     if (auto arg = one_plus(other, "erf", inner_i); arg && erf_argument(*arg, x, inner_i)) mode = "none";
                     else if (auto t = one_plus(other, "tanh", inner_i); t && tanh_argument(*t, x, inner_i)) mode = "tanh";
                     else continue;
-                    if (x->get_shape() != r.root()->get_shape() || !used_only_within(inner_i, r.root())) return false;
+                    if (!same_dims(x->get_shape(), r.root()->get_shape()) || !used_only_within(inner_i, r.root())) return false;
                     r.replace(r.add("gelu", {x}, {{"approximate", mode}}));
                     return true;
                 }
@@ -122,7 +122,7 @@ rule silu() {
                 std::vector<instruction_ref> inner{b["sig"]};
                 double beta = 1;
                 if (a != x && !scaled_x(a, x, beta, inner)) return false;
-                if (x->get_shape() != r.root()->get_shape() || !used_only_within(inner, r.root())) return false;
+                if (!same_dims(x->get_shape(), r.root()->get_shape()) || !used_only_within(inner, r.root())) return false;
                 r.replace(r.add("silu", {x}, {{"beta", static_cast<float>(beta)}}));
                 return true;
             }};

@@ -1,17 +1,17 @@
-// Scaled dot-product attention as exporters write it out:
+// Scaled dot-product attention as exporters write it out (kT is k with its last two dims swapped):
 //   softmax(scale * (q @ kT) [+ mask], last axis) @ v    -> attention[scale](q, k, v[, mask])
 //   softmax(where(keep, scale * (q @ kT), -inf)) @ v     -> attention[scale](q, k, v, keep)
-// (also where(drop, -inf, ...), as masked_fill exports, with keep = not drop; a fill of -1e30 or
-// less, such as the type's lowest value, counts as -inf: its weights are exactly 0 too)
-// with kT = k transposed in its last two dims. The scale may be muls or divs by scalar constants on
-// the scores, on q and on kT (multiplied together; none means 1). kT is usually a transpose view
-// itself (from [B, H, S, D] or straight from [B, S, H, D]); k is that view's source transposed
-// again, the two permutations composed. q, kT and v must agree exactly in their batch dims (no
-// broadcasting) and be rank 4 ([B, H, S, D]) or rank 3 ([B*H, S, D], given a leading 1 by
-// unsqueeze views and squeezed back after). The mask must broadcast to the scores (the add keeps
-// their shape). The softmax result must feed only the second matmul. One difference remains by
-// design: a query row whose mask removes every key gives NaN (or, for a finite fill, the mean of
-// v) written out, zeros from the op. Causal masks never remove a whole row.
+//   softmax(where(drop, -inf, scale * (q @ kT))) @ v     -> attention[scale](q, k, v, not drop)
+// The last form is what masked_fill exports; a fill of -1e30 or less (such as the type's lowest
+// value) counts as -inf, since its weights are exactly 0 too. The scale may be muls or divs by
+// scalar constants on the scores, on q and on kT (multiplied together; none means 1). kT is usually
+// a transpose view itself (from [B, H, S, D] or straight from [B, S, H, D]); k is then that view's
+// source transposed once, the two permutations composed. q, kT and v must agree exactly in their
+// batch dims (no broadcasting) and be rank 4 ([B, H, S, D]) or rank 3 ([B*H, S, D], given a
+// leading 1 by unsqueeze views and squeezed back after). The mask must broadcast to the scores
+// (the add keeps their shape), and the softmax result must feed only the second matmul.
+// One difference remains by design: a query row whose mask removes every key gives NaN (or, for a
+// finite fill, the mean of v) written out, zeros from the op. Causal masks never remove a row.
 #include <algorithm>
 #include <numeric>
 

@@ -41,7 +41,7 @@ bool replace_core(rewriter& r, const bindings& b, const char* op_name, std::init
     auto x = b["x"];
     const shape& xs = x->get_shape();
     auto eps = scalar_value(b["eps"]);
-    if (xs.dynamic() || !is_float(xs.type()) || r.root()->get_shape() != xs || !eps || *eps < 0) return false;
+    if (!same_dims(xs, r.root()->get_shape()) || !is_float(xs.type()) || !eps || *eps < 0) return false;
     std::optional<std::vector<std::int64_t>> axes;
     for (auto name : means) {
         auto a = kept_reduce_axes(b[name]);
@@ -76,7 +76,7 @@ rule rms_norm_core() {
 // A norm's shape is x's, so y (an extra scale or bias) must broadcast to it one way: the binary
 // op's result has the norm's shape and type.
 bool broadcasts_into(rewriter& r, const bindings& b) {
-    return b["y"] != b["norm"] && r.root()->get_shape() == b["norm"]->get_shape();
+    return b["y"] != b["norm"] && same_dims(r.root()->get_shape(), b["norm"]->get_shape());
 }
 
 // norm(x, 1) * y -> norm(x, y), for layernorm without bias and rms_norm

@@ -29,6 +29,10 @@ std::optional<double> scalar_value(instruction_ref ins) {
     return v.front();
 }
 
+bool same_dims(const shape& a, const shape& b) {
+    return !a.dynamic() && !b.dynamic() && a.type() == b.type() && a.lens() == b.lens();
+}
+
 bool near_scalar(instruction_ref ins, double v) {
     auto s = scalar_value(ins);
     return s && std::abs(*s - v) <= 1e-4 * std::abs(v);

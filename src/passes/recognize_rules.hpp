@@ -21,6 +21,9 @@ namespace recognize {
 
 // The value of a literal whose elements are all equal; nullopt for anything else.
 std::optional<double> scalar_value(instruction_ref ins);
+// Static shapes of the same lens and type (strides may differ: ops the rules create have standard
+// results, like the instructions they replace).
+bool same_dims(const shape& a, const shape& b);
 // A literal whose elements all lie within a relative 1e-4 of v.
 bool near_scalar(instruction_ref ins, double v);
 // True when every user of each instruction in `inner` is in `inner` or is `root`: replacing

@@ -117,6 +117,17 @@ TEST(recognize_gelu, tanh_form_with_pow) {
     EXPECT_EQ(gelu_attr(p), "tanh");
 }
 
+// x is a transposed view: the products are standard, x is not; gelu reads it through its strides.
+TEST(recognize_gelu, of_a_transposed_view) {
+    std::string text = gelu_torch + "@8 = @return(@7)\n";
+    program p = run_and_check("module: \"main\"\n"
+                              "y = @param:y -> float_type, {8, 2}, {2, 1}\n"
+                              "x = transpose[permutation={1, 0}](y) -> float_type, {2, 8}, {1, 2}\n" + text,
+                              {recognize_patterns{}});
+    EXPECT_EQ(count_ops(p, "gelu"), 1u);
+    EXPECT_EQ(count_instructions(p), 2u);
+}
+
 TEST(recognize_gelu, declines_constants_that_are_not_gelus) {
     for (auto [from, to] : {std::pair{"1.4142135", "1.5"}, {"0.5}", "0.6}"}, {"@literal{1.0}", "@literal{2.0}"}}) {
         std::string text = gelu_torch + "@8 = @return(@7)\n";
