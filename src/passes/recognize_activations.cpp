@@ -2,8 +2,9 @@
 // of a tree of muls), so every ordering and grouping of the factors matches:
 //   x * 0.5 * (1 + erf(x / sqrt(2)))                                  -> gelu
 //   x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))         -> gelu[approximate=tanh]
+//   x * 0.5 * (1 + tanh(sqrt(2 / pi) * x * (1 + 0.044715 * x^2)))     -> gelu[approximate=tanh]
 //   x * sigmoid(x), x * sigmoid(beta * x)                              -> silu[beta]
-// x / sqrt(2) may be x * 0.70710678, x^3 may be pow(x, 3) or x * x * x; constants must be within
+// x / sqrt(2) may be x * 0.70710678, x^n may be pow(x, n) or x * ... * x; constants must be within
 // a relative 1e-4 of the exact values.
 #include <algorithm>
 #include <cmath>
@@ -62,35 +63,44 @@ bool erf_argument(instruction_ref arg, instruction_ref x, std::vector<instructio
     return scaled_x(arg, x, c, inner) && std::abs(c - 1 / std::numbers::sqrt2) <= 1e-4 / std::numbers::sqrt2;
 }
 
-// x^3 as the factors {pow(x, 3)} or {x, x, x}.
-bool is_cube(std::vector<instruction_ref> fs, instruction_ref x) {
-    if (fs.size() == 1) return fs[0]->name() == "pow" && fs[0]->inputs()[0] == x && near_scalar(fs[0]->inputs()[1], 3);
-    return fs.size() == 3 && std::all_of(fs.begin(), fs.end(), [&](auto f) { return f == x; });
+// x^n as the factors {pow(x, n)} (the pow is appended to inner) or n copies of x.
+bool is_power(const std::vector<instruction_ref>& fs, instruction_ref x, int n, std::vector<instruction_ref>& inner) {
+    if (fs.size() == 1 && fs[0]->name() == "pow" && fs[0]->inputs()[0] == x && near_scalar(fs[0]->inputs()[1], n)) {
+        inner.push_back(fs[0]);
+        return true;
+    }
+    return fs.size() == static_cast<std::size_t>(n) && std::all_of(fs.begin(), fs.end(), [&](auto f) { return f == x; });
 }
 
-// sqrt(2 / pi) * (x + 0.044715 * x^3), grouped in any way the products allow.
-bool tanh_argument(instruction_ref arg, instruction_ref x, std::vector<instruction_ref>& inner) {
-    if (arg->name() != "mul" || arg->outputs().size() != 1) return false;
-    std::vector<instruction_ref> found{arg};
-    auto fs = product_factors(arg, found, 2);
-    const double k = std::sqrt(2 / std::numbers::pi);
-    if (fs.size() != 2 || !take(fs, [&](auto f) { return near_scalar(f, k); })) return false;
-    auto sum = fs.front();
+// lead + 0.044715 * x^n (in either order), with `lead` checking the first term.
+template <class Lead>
+bool polynomial(instruction_ref sum, instruction_ref x, int n, Lead lead, std::vector<instruction_ref>& inner) {
     if (sum->name() != "add" || sum->outputs().size() != 1) return false;
     for (int i = 0; i < 2; ++i) {
-        auto cubic = sum->inputs()[1 - i];
-        if (sum->inputs()[i] != x || cubic->name() != "mul" || cubic->outputs().size() != 1) continue;
-        std::vector<instruction_ref> muls{cubic};
-        auto cs = product_factors(cubic, muls, 4);
-        // The x^3 factor's own muls are used once, so they were collected with the cubic term's.
-        if (!take(cs, [&](auto f) { return near_scalar(f, 0.044715); }) || !is_cube(cs, x)) continue;
-        if (cs.size() == 1) muls.push_back(cs[0]);
-        inner.insert(inner.end(), found.begin(), found.end());
+        auto term = sum->inputs()[1 - i];
+        if (!lead(sum->inputs()[i]) || term->name() != "mul" || term->outputs().size() != 1) continue;
+        std::vector<instruction_ref> muls{term};
+        auto cs = product_factors(term, muls, static_cast<std::size_t>(n) + 1);
+        if (!take(cs, [](auto f) { return near_scalar(f, 0.044715); }) || !is_power(cs, x, n, muls)) continue;
         inner.insert(inner.end(), muls.begin(), muls.end());
         inner.push_back(sum);
         return true;
     }
     return false;
+}
+
+// sqrt(2 / pi) * (x + 0.044715 * x^3) or sqrt(2 / pi) * x * (1 + 0.044715 * x^2), grouped in any
+// way the products allow.
+bool tanh_argument(instruction_ref arg, instruction_ref x, std::vector<instruction_ref>& inner) {
+    if (arg->name() != "mul" || arg->outputs().size() != 1) return false;
+    std::vector<instruction_ref> found{arg};
+    auto fs = product_factors(arg, found, 3);
+    if (!take(fs, [](auto f) { return near_scalar(f, std::sqrt(2 / std::numbers::pi)); })) return false;
+    bool ok = fs.size() == 1 ? polynomial(fs[0], x, 3, [&](auto a) { return a == x; }, found)
+                             : fs.size() == 2 && take(fs, [&](auto f) { return f == x; }) &&
+                                   polynomial(fs[0], x, 2, [](auto a) { return near_scalar(a, 1.0); }, found);
+    if (ok) inner.insert(inner.end(), found.begin(), found.end());
+    return ok;
 }
 
 // x * 0.5 * (1 + erf(x / sqrt(2))) -> gelu;  x * 0.5 * (1 + tanh(...)) -> gelu[approximate=tanh]

@@ -128,6 +128,28 @@ TEST(recognize_gelu, of_a_transposed_view) {
     EXPECT_EQ(count_instructions(p), 2u);
 }
 
+// Hugging Face's gelu_fast: 0.5 * x * (1 + tanh(x * 0.7978845608 * (1 + 0.044715 * x * x))).
+TEST(recognize_gelu, tanh_form_with_x_factored_out) {
+    program p = recognize(
+        "@0 = @literal{0.5} -> " S "\n"
+        "@1 = mul(@0, x) -> " X "\n"
+        "@2 = @literal{0.7978845608} -> " S "\n"
+        "@3 = mul(x, @2) -> " X "\n"
+        "@4 = @literal{0.044715} -> " S "\n"
+        "@5 = mul(@4, x) -> " X "\n"
+        "@6 = mul(@5, x) -> " X "\n"
+        "@7 = @literal{1.0} -> " S "\n"
+        "@8 = add(@7, @6) -> " X "\n"
+        "@9 = mul(@3, @8) -> " X "\n"
+        "@10 = tanh(@9) -> " X "\n"
+        "@11 = add(@10, @7) -> " X "\n"
+        "@12 = mul(@1, @11) -> " X "\n"
+        "@13 = @return(@12)\n");
+    EXPECT_EQ(count_ops(p, "gelu"), 1u);
+    EXPECT_EQ(count_instructions(p), 1u);
+    EXPECT_EQ(gelu_attr(p), "tanh");
+}
+
 TEST(recognize_gelu, declines_constants_that_are_not_gelus) {
     for (auto [from, to] : {std::pair{"1.4142135", "1.5"}, {"0.5}", "0.6}"}, {"@literal{1.0}", "@literal{2.0}"}}) {
         std::string text = gelu_torch + "@8 = @return(@7)\n";
