@@ -1,9 +1,10 @@
-// GELU and SiLU as exporters write them out. A product is read as its set of factors (the leaves
+// GELU, SiLU and hard swish as exporters write them out. A product is read as its set of factors (the leaves
 // of a tree of muls), so every ordering and grouping of the factors matches:
 //   x * 0.5 * (1 + erf(x / sqrt(2)))                                  -> gelu
 //   x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))         -> gelu[approximate=tanh]
 //   x * 0.5 * (1 + tanh(sqrt(2 / pi) * x * (1 + 0.044715 * x^2)))     -> gelu[approximate=tanh]
 //   x * sigmoid(x), x * sigmoid(beta * x)                              -> silu[beta]
+//   x * hard_sigmoid[1/6, 1/2](x), x * clip(x + 3, 0, 6) / 6           -> hard_swish
 // x / sqrt(2) may be x * 0.70710678, x^n may be pow(x, n) or x * ... * x; constants must be within
 // a relative 1e-4 of the exact values.
 #include <algorithm>
@@ -138,8 +139,78 @@ rule silu() {
             }};
 }
 
+// Removes from `fs` hard_sigmoid[1/6, 1/2](x), or clip(x + 3, 0, 6) and (when `sixth`) a factor
+// 1/6; false when they are not there.
+bool take_hard_gate(std::vector<instruction_ref>& fs, instruction_ref x, bool sixth, std::vector<instruction_ref>& inner) {
+    auto gate = [&](instruction_ref g) {
+        if (g->name() != "hard_sigmoid" || g->outputs().size() != 1 || g->inputs()[0] != x) return false;
+        value a = g->get_operator().attributes();
+        return std::abs(a.at("alpha").as_float() - 1.0 / 6) <= 1e-6 && a.at("beta").as_float() == 0.5;
+    };
+    auto relu6 = [&](instruction_ref g) {
+        if (g->name() != "clip" || g->outputs().size() != 1 || !near_scalar(g->inputs()[1], 0) ||
+            !near_scalar(g->inputs()[2], 6))
+            return false;
+        auto sum = g->inputs()[0];
+        return sum->name() == "add" && sum->outputs().size() == 1 &&
+               ((sum->inputs()[0] == x && near_scalar(sum->inputs()[1], 3)) ||
+                (sum->inputs()[1] == x && near_scalar(sum->inputs()[0], 3)));
+    };
+    auto it = std::find_if(fs.begin(), fs.end(), gate);
+    if (it != fs.end()) {
+        inner.push_back(*it);
+        fs.erase(it);
+        return true;
+    }
+    it = std::find_if(fs.begin(), fs.end(), relu6);
+    if (it == fs.end()) return false;
+    inner.insert(inner.end(), {*it, (*it)->inputs()[0]});
+    fs.erase(it);
+    return !sixth || take(fs, [](auto f) { return near_scalar(f, 1.0 / 6); });
+}
+
+// x * hard_sigmoid[alpha=1/6, beta=1/2](x) -> hard_swish;  x * clip(x + 3, 0, 6) * (1/6) -> hard_swish
+rule hard_swish() {
+    return {"hard_swish", match::op("mul"), [](rewriter& r, const bindings&) {
+                std::vector<instruction_ref> inner;
+                auto fs = product_factors(r.root(), inner, 3);
+                for (auto x : std::vector<instruction_ref>(fs)) {
+                    auto rest = fs;
+                    auto inner_x = inner;
+                    if (!take(rest, [&](auto f) { return f == x; }) || !take_hard_gate(rest, x, true, inner_x) || !rest.empty())
+                        continue;
+                    if (!same_dims(x->get_shape(), r.root()->get_shape()) || !used_only_within(inner_x, r.root()))
+                        return false;
+                    r.replace(r.add("hard_swish", {x}));
+                    return true;
+                }
+                return false;
+            }};
+}
+
+// x * clip(x + 3, 0, 6) / 6 -> hard_swish
+rule hard_swish_div() {
+    return {"hard_swish_div", match::op("div", match::op("mul").bind("p").used_once(), match::any("six")),
+            [](rewriter& r, const bindings& b) {
+                auto p = b["p"];
+                std::vector<instruction_ref> inner{p};
+                if (!near_scalar(b["six"], 6)) return false;
+                for (int i = 0; i < 2; ++i) {
+                    auto x = p->inputs()[i];
+                    std::vector<instruction_ref> fs{p->inputs()[1 - i]};
+                    auto inner_x = inner;
+                    if (!take_hard_gate(fs, x, false, inner_x) || !fs.empty()) continue;
+                    if (!same_dims(x->get_shape(), r.root()->get_shape()) || !used_only_within(inner_x, r.root()))
+                        return false;
+                    r.replace(r.add("hard_swish", {x}));
+                    return true;
+                }
+                return false;
+            }};
+}
+
 }  // namespace
 
-std::vector<rule> activation_rules() { return {gelu(), silu()}; }
+std::vector<rule> activation_rules() { return {gelu(), silu(), hard_swish(), hard_swish_div()}; }
 
 }  // namespace kiln

@@ -1,5 +1,5 @@
 // recognize_patterns: finds the decomposed forms that ONNX exporters emit for layer norm, RMS
-// norm, GELU, SiLU, softmax and scaled dot-product attention, and replaces each by the single op
+// norm, GELU, SiLU, hard swish, softmax and scaled dot-product attention, and replaces each by the single op
 // that targets implement directly (or expand back). See recognize_rules.hpp for the rule families.
 #pragma once
 #include <string_view>

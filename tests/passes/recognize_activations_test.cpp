@@ -205,6 +205,44 @@ TEST(recognize_silu, declines_sigmoid_of_another_tensor_and_shared_sigmoid) {
     EXPECT_EQ(count_ops(p, "sigmoid"), 2u);
 }
 
+TEST(recognize_hard_swish, hard_sigmoid_and_relu6_forms) {
+    program p = recognize(
+        "@0 = hard_sigmoid[alpha=0.16666667,beta=0.5](x) -> " X "\n"
+        "@1 = mul(x, @0) -> " X "\n"
+        "@2 = @literal{3.0} -> " S "\n"
+        "@3 = add(x, @2) -> " X "\n"
+        "@4 = @literal{0.0} -> " S "\n"
+        "@5 = @literal{6.0} -> " S "\n"
+        "@6 = clip(@3, @4, @5) -> " X "\n"
+        "@7 = mul(x, @6) -> " X "\n"
+        "@8 = div(@7, @5) -> " X "\n"
+        "@9 = @literal{0.16666667} -> " S "\n"
+        "@10 = mul(@9, x) -> " X "\n"
+        "@11 = add(@2, x) -> " X "\n"
+        "@12 = clip(@11, @4, @5) -> " X "\n"
+        "@13 = mul(@12, @10) -> " X "\n"
+        "@14 = @return(@1, @8, @13)\n");
+    EXPECT_EQ(count_ops(p, "hard_swish"), 3u);
+    EXPECT_EQ(count_ops(p, "clip"), 0u);
+}
+
+// hard_sigmoid's defaults (0.2, 0.5) are not hard swish's gate; clip to 4 is not relu6.
+TEST(recognize_hard_swish, declines_other_gates) {
+    program p = recognize(
+        "@0 = hard_sigmoid(x) -> " X "\n"
+        "@1 = mul(x, @0) -> " X "\n"
+        "@2 = @literal{3.0} -> " S "\n"
+        "@3 = add(x, @2) -> " X "\n"
+        "@4 = @literal{0.0} -> " S "\n"
+        "@5 = @literal{4.0} -> " S "\n"
+        "@6 = clip(@3, @4, @5) -> " X "\n"
+        "@7 = mul(x, @6) -> " X "\n"
+        "@8 = @literal{6.0} -> " S "\n"
+        "@9 = div(@7, @8) -> " X "\n"
+        "@10 = @return(@1, @9)\n");
+    EXPECT_EQ(count_ops(p, "hard_swish"), 0u);
+}
+
 const std::string softmax_shifted =
     "@0 = reduce_max[axes={1},keepdims=true](x) -> " R "\n"
     "@1 = sub(x, @0) -> " X "\n"
