@@ -1,5 +1,5 @@
-// GELU, SiLU and hard swish as exporters write them out. A product is read as its set of factors (the leaves
-// of a tree of muls), so every ordering and grouping of the factors matches:
+// GELU, SiLU and hard swish as exporters write them out. A product is read as its set of factors
+// (the leaves of a tree of muls), so every ordering and grouping of the factors matches:
 //   x * 0.5 * (1 + erf(x / sqrt(2)))                                  -> gelu
 //   x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))         -> gelu[approximate=tanh]
 //   x * 0.5 * (1 + tanh(sqrt(2 / pi) * x * (1 + 0.044715 * x^2)))     -> gelu[approximate=tanh]
@@ -70,7 +70,8 @@ bool is_power(const std::vector<instruction_ref>& fs, instruction_ref x, int n, 
         inner.push_back(fs[0]);
         return true;
     }
-    return fs.size() == static_cast<std::size_t>(n) && std::all_of(fs.begin(), fs.end(), [&](auto f) { return f == x; });
+    return fs.size() == static_cast<std::size_t>(n) &&
+           std::all_of(fs.begin(), fs.end(), [&](auto f) { return f == x; });
 }
 
 // lead + 0.044715 * x^n (in either order), with `lead` checking the first term.
@@ -97,9 +98,11 @@ bool tanh_argument(instruction_ref arg, instruction_ref x, std::vector<instructi
     std::vector<instruction_ref> found{arg};
     auto fs = product_factors(arg, found, 3);
     if (!take(fs, [](auto f) { return near_scalar(f, std::sqrt(2 / std::numbers::pi)); })) return false;
-    bool ok = fs.size() == 1 ? polynomial(fs[0], x, 3, [&](auto a) { return a == x; }, found)
+    bool ok = fs.size() == 1 ? polynomial(
+                                   fs[0], x, 3, [&](auto a) { return a == x; }, found)
                              : fs.size() == 2 && take(fs, [&](auto f) { return f == x; }) &&
-                                   polynomial(fs[0], x, 2, [](auto a) { return near_scalar(a, 1.0); }, found);
+                                   polynomial(
+                                       fs[0], x, 2, [](auto a) { return near_scalar(a, 1.0); }, found);
     if (ok) inner.insert(inner.end(), found.begin(), found.end());
     return ok;
 }
@@ -114,10 +117,14 @@ rule gelu() {
                     auto x = fs[i], other = fs[1 - i];
                     auto inner_i = inner;
                     std::string mode;
-                    if (auto arg = one_plus(other, "erf", inner_i); arg && erf_argument(*arg, x, inner_i)) mode = "none";
-                    else if (auto t = one_plus(other, "tanh", inner_i); t && tanh_argument(*t, x, inner_i)) mode = "tanh";
-                    else continue;
-                    if (!same_dims(x->get_shape(), r.root()->get_shape()) || !used_only_within(inner_i, r.root())) return false;
+                    if (auto arg = one_plus(other, "erf", inner_i); arg && erf_argument(*arg, x, inner_i))
+                        mode = "none";
+                    else if (auto t = one_plus(other, "tanh", inner_i); t && tanh_argument(*t, x, inner_i))
+                        mode = "tanh";
+                    else
+                        continue;
+                    if (!same_dims(x->get_shape(), r.root()->get_shape()) || !used_only_within(inner_i, r.root()))
+                        return false;
                     r.replace(r.add("gelu", {x}, {{"approximate", mode}}));
                     return true;
                 }
@@ -133,7 +140,8 @@ rule silu() {
                 std::vector<instruction_ref> inner{b["sig"]};
                 double beta = 1;
                 if (a != x && !scaled_x(a, x, beta, inner)) return false;
-                if (!same_dims(x->get_shape(), r.root()->get_shape()) || !used_only_within(inner, r.root())) return false;
+                if (!same_dims(x->get_shape(), r.root()->get_shape()) || !used_only_within(inner, r.root()))
+                    return false;
                 r.replace(r.add("silu", {x}, {{"beta", static_cast<float>(beta)}}));
                 return true;
             }};
@@ -141,7 +149,8 @@ rule silu() {
 
 // Removes from `fs` hard_sigmoid[1/6, 1/2](x), or clip(x + 3, 0, 6) and (when `sixth`) a factor
 // 1/6; false when they are not there.
-bool take_hard_gate(std::vector<instruction_ref>& fs, instruction_ref x, bool sixth, std::vector<instruction_ref>& inner) {
+bool take_hard_gate(std::vector<instruction_ref>& fs, instruction_ref x, bool sixth,
+                    std::vector<instruction_ref>& inner) {
     auto gate = [&](instruction_ref g) {
         if (g->name() != "hard_sigmoid" || g->outputs().size() != 1 || g->inputs()[0] != x) return false;
         value a = g->get_operator().attributes();
@@ -177,7 +186,8 @@ rule hard_swish() {
                 for (auto x : std::vector<instruction_ref>(fs)) {
                     auto rest = fs;
                     auto inner_x = inner;
-                    if (!take(rest, [&](auto f) { return f == x; }) || !take_hard_gate(rest, x, true, inner_x) || !rest.empty())
+                    if (!take(rest, [&](auto f) { return f == x; }) || !take_hard_gate(rest, x, true, inner_x) ||
+                        !rest.empty())
                         continue;
                     if (!same_dims(x->get_shape(), r.root()->get_shape()) || !used_only_within(inner_x, r.root()))
                         return false;

@@ -81,8 +81,7 @@ struct reading {
 // (masked_fill); s itself without a mask.
 std::vector<reading> mask_readings(instruction_ref s) {
     const auto& in = s->inputs();
-    if (s->outputs().size() == 1 && s->name() == "add")
-        return {{in[0], {.mask = in[1]}}, {in[1], {.mask = in[0]}}};
+    if (s->outputs().size() == 1 && s->name() == "add") return {{in[0], {.mask = in[1]}}, {in[1], {.mask = in[0]}}};
     if (s->outputs().size() == 1 && s->name() == "where") {
         if (removes_key(in[2])) return {{in[1], {.mask = in[0]}}};
         if (removes_key(in[1])) return {{in[2], {.mask = in[0], .drop = true}}};
@@ -134,7 +133,8 @@ rule attention() {
                 std::vector<instruction_ref> args{lift(r, sc->q), lift(r, untranspose(r, sc->kt)), lift(r, v)};
                 if (sc->mask) args.push_back(sc->drop ? r.add("logical_not", {*sc->mask}) : *sc->mask);
                 auto att = r.add("attention", args, {{"scale", static_cast<float>(sc->scale)}});
-                if (v->get_shape().ndim() == 3) att = r.add("squeeze", {att}, {{"axes", to_value(std::vector<std::int64_t>{0})}});
+                if (v->get_shape().ndim() == 3)
+                    att = r.add("squeeze", {att}, {{"axes", to_value(std::vector<std::int64_t>{0})}});
                 r.replace(att);
                 return true;
             }};

@@ -50,7 +50,8 @@ bool replace_core(rewriter& r, const bindings& b, const char* op_name, std::init
     }
     auto axis = trailing_axis(*axes, xs.ndim());
     if (!axis || !used_only_within(bound(b, inner), r.root())) return false;
-    r.replace(r.add(op_name, {x, r.add_scalar(xs.type(), 1)}, {{"axis", *axis}, {"epsilon", static_cast<float>(*eps)}}));
+    r.replace(
+        r.add(op_name, {x, r.add_scalar(xs.type(), 1)}, {{"axis", *axis}, {"epsilon", static_cast<float>(*eps)}}));
     return true;
 }
 
@@ -59,10 +60,10 @@ rule layernorm_core() {
     auto mean = op("reduce_mean", any("x")).bind("mean");
     auto d = op("sub", any("x"), mean).bind("d");
     auto d2 = match::any_of({square(d), op("sqdiff", any("x"), mean).bind("sq")});
-    return {"layernorm", divided_by_std(d, op("reduce_mean", d2).bind("var")),
-            [](rewriter& r, const bindings& b) {
-                return replace_core(r, b, "layernorm", {"mean", "var"}, {"mean", "d", "sq", "var", "veps", "den", "den2"});
-            }};
+    return {
+        "layernorm", divided_by_std(d, op("reduce_mean", d2).bind("var")), [](rewriter& r, const bindings& b) {
+            return replace_core(r, b, "layernorm", {"mean", "var"}, {"mean", "d", "sq", "var", "veps", "den", "den2"});
+        }};
 }
 
 // x / sqrt(mean(x^2) + eps) -> rms_norm(x, 1)

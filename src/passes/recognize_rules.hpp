@@ -12,10 +12,10 @@
 
 namespace kiln {
 
-std::vector<rule> normalization_rules();   // layernorm, rms_norm (recognize_layernorm.cpp)
-std::vector<rule> activation_rules();      // gelu, silu, hard_swish (recognize_activations.cpp)
-std::vector<rule> softmax_rules();         // softmax (recognize_softmax.cpp)
-std::vector<rule> attention_rules();       // attention (recognize_attention.cpp)
+std::vector<rule> normalization_rules();  // layernorm, rms_norm (recognize_layernorm.cpp)
+std::vector<rule> activation_rules();     // gelu, silu, hard_swish (recognize_activations.cpp)
+std::vector<rule> softmax_rules();        // softmax (recognize_softmax.cpp)
+std::vector<rule> attention_rules();      // attention (recognize_attention.cpp)
 
 namespace recognize {
 
