@@ -1,5 +1,5 @@
-// ONNX math ops without a kiln op of their own: Shrink and Swish composed from elementwise
-// ops, and Det onto kiln's det.
+// ONNX math ops: Shrink composed from elementwise ops (kiln has no op of its own for it), Swish
+// onto kiln's silu and Det onto kiln's det.
 #include "core/error.hpp"
 #include "frontends/onnx/context.hpp"
 
@@ -34,9 +34,7 @@ KILN_ONNX_OP("", "Shrink", 9, shrink)
 
 // y = x * sigmoid(alpha * x).
 inputs_t swish(const node_info& n, context& ctx, const inputs_t& in) {
-    auto x = in.at(0);
-    auto ax = ctx.add("mul", {x, scalar(ctx, x->get_shape().type(), n.attr_float("alpha", 1.0f))});
-    return {ctx.add("mul", {x, ctx.add("sigmoid", {ax})})};
+    return {ctx.add("silu", value{{"beta", n.attr_float("alpha", 1.0f)}}, {in.at(0)})};
 }
 KILN_ONNX_OP("", "Swish", 24, swish)
 
