@@ -1,0 +1,62 @@
+#include "passes/fuse_epilogues.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "passes/fusion_region.hpp"
+
+namespace kiln {
+
+namespace {
+
+bool is_contraction(const instruction& ins) {
+    bool named = ins.name() == "dot" || ins.name() == "gemm" || ins.name() == "convolution";
+    return named && !ins.get_shape().dynamic() && ins.get_shape().standard() && !is_packed(ins.get_shape().type());
+}
+
+// Fusible pointwise ops reachable from `anchor` through fusible pointwise ops, latest first.
+std::vector<instruction_ref> downstream(module& m, instruction_ref anchor) {
+    std::unordered_set<const instruction*> reached{&*anchor};
+    std::vector<instruction_ref> r;
+    for (auto ins = std::next(anchor); ins != m.end(); ++ins) {
+        if (!is_fusible_pointwise(*ins)) continue;
+        bool fed = std::any_of(ins->inputs().begin(), ins->inputs().end(),
+                               [&](instruction_ref in) { return reached.contains(&*in); });
+        if (!fed) continue;
+        reached.insert(&*ins);
+        r.push_back(ins);
+    }
+    std::reverse(r.begin(), r.end());
+    return r;
+}
+
+// The largest region made of the anchor and ops downstream of it, or none.
+std::vector<instruction_ref> epilogue_region(module& m, const region_grower& grower, instruction_ref anchor) {
+    auto after = downstream(m, anchor);
+    std::unordered_set<const instruction*> allowed{&*anchor};
+    for (auto ins : after) allowed.insert(&*ins);
+    auto can_join = [&](instruction_ref in) { return allowed.contains(&*in); };
+    for (auto root : after) {
+        auto members = grower.grow(root, can_join);
+        if (members.front() == anchor) return members;   // in program order, the anchor comes first
+    }
+    return {};
+}
+
+}  // namespace
+
+void fuse_epilogues::apply(program& p, module& m) const {
+    region_grower grower(m);
+    const operation op = make_op("fused_epilogue");
+    std::vector<instruction_ref> anchors;
+    for (auto ins = m.begin(); ins != m.end(); ++ins)
+        if (is_contraction(*ins)) anchors.push_back(ins);
+    for (auto anchor : anchors) {
+        auto members = epilogue_region(m, grower, anchor);
+        if (members.empty()) continue;
+        grower.forget(members);
+        fuse_region(p, m, members, op, "fused_epilogue");
+    }
+}
+
+}  // namespace kiln

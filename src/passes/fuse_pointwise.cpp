@@ -1,0 +1,21 @@
+#include "passes/fuse_pointwise.hpp"
+
+#include "passes/fusion_region.hpp"
+
+namespace kiln {
+
+void fuse_pointwise::apply(program& p, module& m) const {
+    region_grower grower(m);
+    const operation op = make_op("pointwise");
+    auto can_join = [](instruction_ref in) { return is_fusible_pointwise(*in); };
+    // From the last instruction back, so a region starts at its latest op and takes its producers.
+    for (auto ins = m.end(); ins != m.begin();) {
+        --ins;
+        if (!is_fusible_pointwise(*ins)) continue;
+        auto members = grower.grow(ins, can_join);
+        grower.forget(members);
+        ins = fuse_region(p, m, members, op, "pointwise");
+    }
+}
+
+}  // namespace kiln
