@@ -82,6 +82,25 @@ TEST(fuse_epilogues, leaves_shared_results_and_prologues) {
     EXPECT_EQ(count_ops(p, "relu"), 1u);
 }
 
+// A batched dot whose weights are broadcast over the batch: the view goes into the body with it.
+TEST(fuse_epilogues, batched_dot_with_broadcast_weights) {
+    program p = run_and_check(
+        "a = @param:a -> float_type, {2, 3, 4}\n"
+        "w = @param:w -> float_type, {4, 5}\n"
+        "@0 = multibroadcast[out_lens={2, 4, 5}](w)\n"
+        "@1 = dot(a, @0)\n"
+        "@2 = sigmoid(@1)\n"
+        "@3 = mul(@1, @2)\n"
+        "@4 = @return(@3)\n",
+        {fuse_epilogues{}});
+    auto fused = fused_of(p, "fused_epilogue");
+    ASSERT_EQ(fused.size(), 1u);
+    EXPECT_EQ(count_instructions(p), 1u);
+    EXPECT_EQ(body_count(*fused[0], "multibroadcast"), 1u);
+    EXPECT_EQ(body_size(*fused[0]), 4u);
+    expect_text_round_trip(p);
+}
+
 // A small attention-like block through the three passes: dot + bias, softmax, dot, residual.
 TEST(fuse_epilogues, with_reduce_and_pointwise_in_pipeline_order) {
     const char* ir =
