@@ -15,24 +15,25 @@ bool is_contraction(const instruction& ins) {
 }
 
 // Fusible pointwise ops reachable from `anchor` through fusible pointwise ops, latest first.
-std::vector<instruction_ref> downstream(module& m, instruction_ref anchor) {
+std::vector<instruction_ref> downstream(const region_grower& grower, instruction_ref anchor) {
     std::unordered_set<const instruction*> reached{&*anchor};
-    std::vector<instruction_ref> r;
-    for (auto ins = std::next(anchor); ins != m.end(); ++ins) {
-        if (!is_fusible_pointwise(*ins)) continue;
-        bool fed = std::any_of(ins->inputs().begin(), ins->inputs().end(),
-                               [&](instruction_ref in) { return reached.contains(&*in); });
-        if (!fed) continue;
-        reached.insert(&*ins);
-        r.push_back(ins);
+    std::vector<instruction_ref> r, stack{anchor};
+    while (!stack.empty()) {
+        auto ins = stack.back();
+        stack.pop_back();
+        for (auto user : ins->outputs())
+            if (is_fusible_pointwise(*user) && reached.insert(&*user).second) {
+                r.push_back(user);
+                stack.push_back(user);
+            }
     }
-    std::reverse(r.begin(), r.end());
+    std::sort(r.begin(), r.end(), [&](auto a, auto b) { return grower.before(b, a); });
     return r;
 }
 
 // The largest region made of the anchor and ops downstream of it, or none.
-std::vector<instruction_ref> epilogue_region(module& m, const region_grower& grower, instruction_ref anchor) {
-    auto after = downstream(m, anchor);
+std::vector<instruction_ref> epilogue_region(const region_grower& grower, instruction_ref anchor) {
+    auto after = downstream(grower, anchor);
     std::unordered_set<const instruction*> allowed{&*anchor};
     for (auto ins : after) allowed.insert(&*ins);
     auto can_join = [&](instruction_ref in) { return allowed.contains(&*in); };
@@ -52,7 +53,7 @@ void fuse_epilogues::apply(program& p, module& m) const {
     for (auto ins = m.begin(); ins != m.end(); ++ins)
         if (is_contraction(*ins)) anchors.push_back(ins);
     for (auto anchor : anchors) {
-        auto members = epilogue_region(m, grower, anchor);
+        auto members = epilogue_region(grower, anchor);
         if (members.empty()) continue;
         grower.forget(members);
         fuse_region(p, m, members, op, "fused_epilogue");

@@ -37,6 +37,8 @@ public:
     explicit region_grower(module& m);
     // Members in program order, root last.
     std::vector<instruction_ref> grow(instruction_ref root, const std::function<bool(instruction_ref)>& can_join) const;
+    // Whether a comes before b in program order (both known to the grower).
+    bool before(instruction_ref a, instruction_ref b) const { return position_.at(&*a) < position_.at(&*b); }
     // Drops members about to be removed (a new instruction may reuse their address).
     void forget(const std::vector<instruction_ref>& members);
 
