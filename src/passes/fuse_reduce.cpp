@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <unordered_set>
 
 #include "core/reflect.hpp"
 #include "passes/fusion_region.hpp"
@@ -57,12 +58,18 @@ std::vector<instruction_ref> reduce_region(const region_grower& grower, instruct
 
 void fuse_reduce::apply(program& p, module& m) const {
     region_grower grower(m);
+    // Members of regions dropped for want of a reduction: a region rooted at one of them is a
+    // subset of the dropped one, so it has none either (and trying it again would be quadratic).
+    std::unordered_set<const instruction*> without_reduction;
     for (auto ins = m.end(); ins != m.begin();) {
         --ins;
-        if (!is_fusible_pointwise(*ins) && !fusible_reduction(*ins)) continue;
+        if (without_reduction.contains(&*ins) || (!is_fusible_pointwise(*ins) && !fusible_reduction(*ins))) continue;
         std::optional<reduced> axes;
         auto members = reduce_region(grower, ins, axes);
-        if (!axes) continue;   // no reduction joined
+        if (!axes) {
+            for (auto mem : members) without_reduction.insert(&*mem);
+            continue;
+        }
         auto op = make_op("fused_reduce", value_object{{"axes", to_value(axes->axes)}});
         grower.forget(members);
         ins = fuse_region(p, m, members, op, "fused_reduce");
