@@ -1,4 +1,4 @@
-// Random DAGs of pointwise ops, broadcasts, scalars, reductions and dots, built from a seed, run
+// Random DAGs of pointwise ops, broadcasts, scalars, reductions, dots and gemms, built from a seed, run
 // through fuse_epilogues, fuse_reduce and fuse_pointwise: results agree with the unfused program
 // on random inputs, the IR validates after each pass, the fused program round-trips as text, and
 // no more kernels launch than before. A failure names its seed.
@@ -83,11 +83,20 @@ private:
             add(std::string(binary[pick(4)]) + "(" + a.name + "," + c + ")", a.full);
             break;
         }
-        case 6:
-            add(std::string(pick(2) ? "reduce_sum" : "reduce_max") + "[axes={1}](" + full().name + ")", false);
+        case 6: {
+            std::string op = pick(2) ? "reduce_sum" : "reduce_max";
+            add(op + "[axes={1}](" + full().name + ")", false);
             break;
-        default:
-            add("dot(" + full().name + ",w)", true);
+        }
+        default: {   // picks in sequence, so that a seed gives one program whatever the compiler
+            const val a = full();
+            if (pick(2)) {
+                add("dot(" + a.name + ",w)", true);
+            } else {
+                const val c = any();
+                add("gemm[alpha=0.5,beta=1.0](" + a.name + ",w," + c.name + ")", true);
+            }
+        }
         }
     }
 
@@ -114,7 +123,7 @@ TEST(fuse_random, random_dags_fuse_and_agree) {
         if (HasFailure()) return;
     }
     std::cout << "150 random DAGs: " << before_total << " kernels before fusion, " << after_total << " after\n";
-    EXPECT_LT(after_total * 3, before_total * 2);   // fusion does happen: at least a third fewer kernels
+    EXPECT_LT(after_total * 4, before_total * 3);   // fusion does happen: at least a quarter fewer kernels
 }
 
 }  // namespace
