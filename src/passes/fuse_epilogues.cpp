@@ -47,6 +47,7 @@ std::vector<instruction_ref> epilogue_region(const region_grower& grower, instru
 }  // namespace
 
 void fuse_epilogues::apply(program& p, module& m) const {
+    m.remove_dead_code();   // see fusion_region.hpp
     region_grower grower(m);
     const operation op = make_op("fused_epilogue");
     std::vector<instruction_ref> anchors;

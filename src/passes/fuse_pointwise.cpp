@@ -5,6 +5,7 @@
 namespace kiln {
 
 void fuse_pointwise::apply(program& p, module& m) const {
+    m.remove_dead_code();   // see fusion_region.hpp
     region_grower grower(m);
     const operation op = make_op("pointwise");
     auto can_join = [](instruction_ref in) { return is_fusible_pointwise(*in); };

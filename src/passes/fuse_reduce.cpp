@@ -57,6 +57,7 @@ std::vector<instruction_ref> reduce_region(const region_grower& grower, instruct
 }  // namespace
 
 void fuse_reduce::apply(program& p, module& m) const {
+    m.remove_dead_code();   // see fusion_region.hpp
     region_grower grower(m);
     // Members of regions dropped for want of a reduction: a region rooted at one of them is a
     // subset of the dropped one, so it has none either (and trying it again would be quadratic).

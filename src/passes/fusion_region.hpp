@@ -28,6 +28,9 @@ bool is_small_literal(const instruction& ins);
 // no packed 4-bit types.
 bool is_fusible_pointwise(const instruction& ins);
 
+// Passes remove dead code before growing regions: a fused instruction that the pass manager
+// removed afterwards would leave a body that nothing calls.
+//
 // Grows regions backward from a root in one module: an input of a member joins when all its users
 // are members and then can_join accepts it (so can_join may record what joined). Inputs are visited from the latest in program order,
 // so a producer is judged after all its users have been. Instructions added to the module after

@@ -1,5 +1,6 @@
 // Helpers for fusion pass tests: the fused instructions of main and the size of their bodies, and
-// the check that a fused program prints, parses back to the same text and validates.
+// the check that a fused program prints, parses back to the same text, validates and has no
+// module that nothing calls.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -35,11 +36,24 @@ inline std::size_t body_count(const instruction& fused, std::string_view name) {
     return n;
 }
 
+// Every module but main is called by some instruction (fusion leaves no body behind).
+inline void expect_no_orphan_modules(const program& p) {
+    for (const module* m : p.modules()) {
+        if (m == &p.main()) continue;
+        bool called = false;
+        for (const module* caller : p.modules())
+            for (const auto& ins : *caller)
+                for (const module* sub : ins.module_inputs()) called = called || sub == m;
+        EXPECT_TRUE(called) << "module '" << m->name() << "' is called by no instruction";
+    }
+}
+
 inline void expect_text_round_trip(const program& p) {
     std::string text = to_string(p);
     program back = parse_text(text);
     EXPECT_EQ(to_string(back), text);
     EXPECT_NO_THROW(back.validate());
+    expect_no_orphan_modules(p);
 }
 
 }  // namespace kiln
