@@ -37,6 +37,9 @@ std::vector<instruction_ref> epilogue_region(const region_grower& grower, instru
     std::unordered_set<const instruction*> allowed{&*anchor};
     for (auto ins : after) allowed.insert(&*ins);
     auto can_join = [&](instruction_ref in) { return allowed.contains(&*in); };
+    // A result also used by something that cannot join never joins: no root need be tried.
+    const auto& users = anchor->outputs();
+    if (!std::all_of(users.begin(), users.end(), can_join)) return {};
     for (auto root : after) {
         auto members = grower.grow(root, can_join);
         if (members.front() == anchor) return members;   // in program order, the anchor comes first
@@ -49,6 +52,7 @@ std::vector<instruction_ref> epilogue_region(const region_grower& grower, instru
 void fuse_epilogues::apply(program& p, module& m) const {
     m.remove_dead_code();   // see fusion_region.hpp
     region_grower grower(m);
+    module_namer names(p, "fused_epilogue");
     const operation op = make_op("fused_epilogue");
     std::vector<instruction_ref> anchors;
     for (auto ins = m.begin(); ins != m.end(); ++ins)
@@ -57,7 +61,7 @@ void fuse_epilogues::apply(program& p, module& m) const {
         auto members = epilogue_region(grower, anchor);
         if (members.empty()) continue;
         grower.forget(members);
-        fuse_region(p, m, members, op, "fused_epilogue");
+        fuse_region(p, m, members, op, names);
     }
 }
 

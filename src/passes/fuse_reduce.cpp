@@ -59,6 +59,7 @@ std::vector<instruction_ref> reduce_region(const region_grower& grower, instruct
 void fuse_reduce::apply(program& p, module& m) const {
     m.remove_dead_code();   // see fusion_region.hpp
     region_grower grower(m);
+    module_namer names(p, "fused_reduce");
     // Members of regions dropped for want of a reduction: a region rooted at one of them is a
     // subset of the dropped one, so it has none either (and trying it again would be quadratic).
     std::unordered_set<const instruction*> without_reduction;
@@ -73,7 +74,7 @@ void fuse_reduce::apply(program& p, module& m) const {
         }
         auto op = make_op("fused_reduce", value_object{{"axes", to_value(axes->axes)}});
         grower.forget(members);
-        ins = fuse_region(p, m, members, op, "fused_reduce");
+        ins = fuse_region(p, m, members, op, names);
     }
 }
 

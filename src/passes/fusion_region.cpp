@@ -35,8 +35,9 @@ region_grower::region_grower(module& m) {
 std::vector<instruction_ref> region_grower::grow(instruction_ref root,
                                                  const std::function<bool(instruction_ref)>& can_join) const {
     auto pos = [&](instruction_ref i) { return position_.at(&*i); };
-    auto later = [&](instruction_ref a, instruction_ref b) { return pos(a) < pos(b); };
-    std::priority_queue<instruction_ref, std::vector<instruction_ref>, decltype(later)> queue(later);
+    auto earlier = [&](instruction_ref a, instruction_ref b) { return pos(a) < pos(b); };
+    // The latest candidate first: its users, all later, have been judged.
+    std::priority_queue<instruction_ref, std::vector<instruction_ref>, decltype(earlier)> queue(earlier);
     std::unordered_set<const instruction*> members{&*root}, queued;
     std::vector<instruction_ref> result{root};
     auto push_inputs = [&](instruction_ref ins) {
@@ -58,7 +59,7 @@ std::vector<instruction_ref> region_grower::grow(instruction_ref root,
         result.push_back(cand);
         push_inputs(cand);
     }
-    std::sort(result.begin(), result.end(), later);
+    std::sort(result.begin(), result.end(), earlier);
     return result;
 }
 
@@ -66,10 +67,10 @@ void region_grower::forget(const std::vector<instruction_ref>& members) {
     for (auto mem : members) position_.erase(&*mem);
 }
 
-std::string unique_module_name(const program& p, std::string_view prefix) {
-    for (std::size_t i = 0;; ++i) {
-        std::string name = cat(prefix, i);
-        if (!p.find_module(name)) return name;
+std::string module_namer::next() {
+    while (true) {
+        std::string name = cat(prefix_, n_++);
+        if (!p_.find_module(name)) return name;
     }
 }
 
@@ -125,8 +126,8 @@ private:
 }  // namespace
 
 instruction_ref fuse_region(program& p, module& m, const std::vector<instruction_ref>& members,
-                            const operation& op, std::string_view prefix) {
-    module& body = p.create_module(unique_module_name(p, prefix));
+                            const operation& op, module_namer& names) {
+    module& body = p.create_module(names.next());
     body_builder b(body, members);
     instruction_ref root = members.back();
     auto fused = m.insert_instruction(root, op, b.inputs(), {&body});

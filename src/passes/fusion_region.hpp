@@ -49,14 +49,24 @@ private:
     std::unordered_map<const instruction*, std::size_t> position_;
 };
 
-// "pointwise0", "pointwise1", ...: the first name with this prefix no module of p has.
-std::string unique_module_name(const program& p, std::string_view prefix);
+// "pointwise0", "pointwise1", ...: names that no module of the program has. It counts on from the
+// last name it gave, so naming n bodies takes n lookups, not n^2.
+class module_namer {
+public:
+    module_namer(const program& p, std::string prefix) : p_(p), prefix_(std::move(prefix)) {}
+    std::string next();
+
+private:
+    const program& p_;
+    std::string prefix_;
+    std::size_t n_ = 0;
+};
 
 // Replaces the region (members in program order, root last) by one instruction of `op` whose
-// submodule, named from `prefix`, computes the members. The instruction's inputs are the region's
+// submodule, named by `names`, computes the members. The instruction's inputs are the region's
 // inputs in order of first use (a parameter x<i> each); broadcast views of non-members and small
 // literals are copied into the body. Returns the new instruction, which takes the root's place.
 instruction_ref fuse_region(program& p, module& m, const std::vector<instruction_ref>& members,
-                            const operation& op, std::string_view prefix);
+                            const operation& op, module_namer& names);
 
 }  // namespace kiln
