@@ -2,6 +2,9 @@
 
 #include "passes/common_subexpression.hpp"
 #include "passes/dead_code.hpp"
+#include "passes/fuse_epilogues.hpp"
+#include "passes/fuse_pointwise.hpp"
+#include "passes/fuse_reduce.hpp"
 #include "passes/propagate_constant.hpp"
 #include "passes/recognize_patterns.hpp"
 
@@ -14,6 +17,9 @@ std::vector<pass> generic_passes(const compile_options& opts) {
         eliminate_common_subexpression{},  // exporters repeat subgraphs and constants
         recognize_patterns{},              // layernorm, gelu, silu, softmax, attention written out by exporters
         eliminate_dead_code{},
+        fuse_epilogues{},                  // dot/gemm/convolution + bias, activation, residual: one kernel
+        fuse_reduce{},                     // reductions with their pointwise producers and consumers
+        fuse_pointwise{},                  // what is left of pointwise trees, one kernel each
     };
 }
 
