@@ -201,8 +201,9 @@ void bind_program(py::module_& m) {
              "Compiles for 'ref' (or 'cpu', 'gpu' where built); a program compiles once.")
         .def("run", &run, py::arg("inputs"),
              "Runs the compiled program on {name: array}; returns {output name: numpy array}.")
-        .def("input_names", [](const api_program& p) { return p.input_names; })
-        .def("output_names", [](const api_program& p) { return p.output_names; })
+        .def("input_names", [](const api_program& p) { return p.input_names; }, "The inputs' names, in order.")
+        .def("output_names", [](const api_program& p) { return p.output_names; },
+             "The outputs' names, in order (ONNX names; '#output_I' for programs from text IR).")
         .def("input_shapes", [](const api_program& p) { return shapes_dict(p.input_names, p.input_shapes()); },
              "{input name: Shape}; dynamic inputs have DynamicDim ranges.")
         .def("output_shapes", [](const api_program& p) { return shapes_dict(p.output_names, p.output_shapes()); },
