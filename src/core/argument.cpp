@@ -90,6 +90,14 @@ bool argument::same_values(const argument& o) const {
 
 literal::literal(const argument& a) : arg_(a.copy()) {}
 
+literal literal::borrow(argument a) {
+    const shape& s = a.get_shape();
+    if (s.is_tuple() || s.dynamic() || !s.standard()) fail("literal: cannot borrow a buffer of shape ", to_string(s));
+    literal l;
+    l.arg_ = std::move(a);
+    return l;
+}
+
 literal::literal(const shape& s, std::span<const double> values) : arg_(from_doubles(s.as_standard(), values)) {}
 
 literal::literal(const shape& s, std::span<const std::int64_t> values)

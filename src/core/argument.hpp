@@ -48,6 +48,9 @@ public:
     // From values converted to the shape's dtype (round to nearest even, saturating fp8).
     literal(const shape& s, std::span<const double> values);
     literal(const shape& s, std::span<const std::int64_t> values);
+    // Shares the argument's buffer instead of copying it (a saved program's weights borrow its
+    // file mapping this way); the argument must be standard and not a tuple.
+    static literal borrow(argument a);
 
     const shape& get_shape() const { return arg_.get_shape(); }
     const argument& get_argument() const { return arg_; }

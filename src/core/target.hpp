@@ -27,6 +27,9 @@ class target {
 public:
     virtual ~target() = default;
     virtual std::string name() const = 0;
+    // The device architecture compiled code is specific to ("sm_90"); "" when there is none (ref).
+    // A saved program records it, and loading it elsewhere fails.
+    virtual std::string device_arch() const { return ""; }
     // The target's lowering pipeline, run after the generic passes.
     virtual std::vector<pass> passes(const compile_options& opts) const = 0;
     // Buffers on the target's device, and copies between it and the host.
