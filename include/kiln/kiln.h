@@ -134,6 +134,12 @@ KILN_API kiln_status kiln_program_output_shape(kiln_program_t p, size_t i, kiln_
 KILN_API kiln_status kiln_program_run(kiln_program_t p, const char* const* input_names, const kiln_argument_t* inputs,
                                       size_t input_count, const kiln_argument_t* outputs, size_t output_count);
 
+/* Saves a compiled program (with its target, compile options and output names) to `path`;
+ * kiln_load reads it back compiled, without compiling again. A missing, truncated or corrupted
+ * file, or one saved for a target not built into this kiln, is KILN_STATUS_IO_ERROR. */
+KILN_API kiln_status kiln_program_save(kiln_program_t p, const char* path);
+KILN_API kiln_status kiln_load(kiln_program_t* out, const char* path);
+
 /* The program's text IR (MIGraphX's printed form). */
 KILN_API kiln_status kiln_program_string(kiln_program_t p, const char** out);
 

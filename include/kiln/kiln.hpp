@@ -192,7 +192,15 @@ public:
         return program(p);
     }
 
+    // A program saved by save(), compiled.
+    static program load(const std::string& path) {
+        kiln_program_t p;
+        check(kiln_load(&p, path.c_str()));
+        return program(p);
+    }
+
     kiln_program_t get() const { return h_.get(); }
+    void save(const std::string& path) const { check(kiln_program_save(get(), path.c_str())); }
     void compile(const std::string& target, const compile_options& o = {}) {
         check(kiln_program_compile(get(), target.c_str(), o.get()));
     }

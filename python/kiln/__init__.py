@@ -5,6 +5,7 @@
     program.compile("ref")
     outputs = program.run({"x": np.ones((1, 3, 224, 224), np.float32)})
     print(outputs)
+    program.save("model.kiln")          # kiln.load("model.kiln") runs it without compiling again
 
 Errors are kiln.Error subclasses (ParseError, TargetError, CompileError, InputError, RunError,
 FileError) carrying kiln's message, which names the node, input or option at fault.
@@ -27,6 +28,7 @@ from ._kiln import (
     VerifyReport,
     built_targets,
     from_dlpack,
+    load,
     onnx_ops,
     ops,
     parse_onnx,
@@ -41,6 +43,6 @@ __version__ = "0.1.0"
 __all__ = [
     "Argument", "CompileError", "CompileOptions", "DynamicDim", "Error", "FileError", "InputError",
     "OutputCheck", "ParseError", "PerfReport", "Program", "RunError", "Shape", "TargetError",
-    "VerifyReport", "built_targets", "from_dlpack", "onnx_ops", "ops", "parse_onnx", "parse_text",
+    "VerifyReport", "built_targets", "from_dlpack", "load", "onnx_ops", "ops", "parse_onnx", "parse_text",
     "verify",
 ]

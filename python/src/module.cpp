@@ -220,6 +220,13 @@ void bind_program(py::module_& m) {
              },
              py::arg("inputs") = py::none(), py::arg("iterations") = 10, py::arg("seed") = 0,
              "Times `iterations` runs (after a warm-up); inputs not given are seeded random values.")
+        .def("save",
+             [](const api_program& p, py::object path) {
+                 std::string s = py::str(py::module_::import("os").attr("fspath")(path));
+                 py::gil_scoped_release unlocked;
+                 api::save(p, s);
+             },
+             py::arg("path"), "Saves the compiled program; kiln.load(path) reads it back without compiling.")
         .def("print", [](const api_program& p) { py::print(to_string(p.prog), py::arg("end") = ""); },
              "Prints the text IR.")
         .def("__str__", [](const api_program& p) { return to_string(p.prog); })
@@ -233,6 +240,13 @@ void bind_program(py::module_& m) {
           py::arg("skip_unknown_operators") = false,
           "Parses an ONNX model from a path or bytes. input_dims: {input: [lens]}; dim_params: {symbol: n or "
           "(min, max)}; default_dim: the size of symbolic dims not set otherwise.");
+    m.def("load",
+          [](py::object path) {
+              std::string s = py::str(py::module_::import("os").attr("fspath")(path));
+              py::gil_scoped_release unlocked;
+              return program_ptr(api::load(s));
+          },
+          py::arg("path"), "Loads a program saved by Program.save, compiled for the target it was saved for.");
     m.def("parse_text", [](const std::string& text) {
         try {
             return program_ptr(api::from_program(parse_text(text)));

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/random.hpp"
+#include "runtime/saved_program.hpp"
 
 namespace kiln::api {
 
@@ -78,6 +79,29 @@ std::unique_ptr<api_program> parse_onnx_buffer(const void* data, std::size_t siz
 
 std::unique_ptr<api_program> from_program(program p, std::vector<std::string> output_names) {
     return wrap(std::move(p), std::move(output_names));
+}
+
+void save(const api_program& p, const std::string& path) {
+    if (!p.compiled())
+        throw stage_error(stage::compile, cat("save: the program is not compiled; compile it for a target before saving '",
+                                              path, "'"));
+    saved_program_info info;
+    info.target = p.target_name();
+    info.device_arch = p.compiled_for->device_arch();
+    info.options = p.options;
+    info.output_names = p.output_names;
+    at_stage(stage::io, [&] {
+        save_program(p.prog, info, path);
+        return 0;
+    });
+}
+
+std::unique_ptr<api_program> load(const std::string& path) {
+    loaded_program l = at_stage(stage::io, [&] { return load_program(path); });
+    auto r = wrap(std::move(l.prog), l.info.output_names);
+    r->compiled_for = at_stage(stage::target, [&] { return make_target(l.info.target); });
+    r->options = l.info.options;
+    return r;
 }
 
 void compile(api_program& p, const std::string& target_name, const compile_options& opts) {

@@ -41,6 +41,11 @@ std::unique_ptr<api_program> parse_onnx_buffer(const void* data, std::size_t siz
 // A program from kiln's text IR (tests, and copies of programs).
 std::unique_ptr<api_program> from_program(program p, std::vector<std::string> output_names = {});
 
+// Saves a compiled program (src/runtime/saved_program.hpp) with its output names; loading gives
+// it back compiled, without compiling again. File errors are stage::io.
+void save(const api_program& p, const std::string& path);
+std::unique_ptr<api_program> load(const std::string& path);
+
 // Compiles for the named target; a program compiles once.
 void compile(api_program& p, const std::string& target_name, const compile_options& opts);
 // Runs a compiled program on host inputs; returns host outputs in order.

@@ -1,121 +1,12 @@
-// The C API (include/kiln/kiln.h) over kiln::api: handles own C++ objects, every call catches
-// what it throws and turns it into a status plus the thread's last error message.
-#include "kiln/kiln.h"
-
+// The C API (include/kiln/kiln.h) over kiln::api: errors, options and programs. Shapes and
+// arguments are in c_api_tensors.cpp.
 #include <cstring>
-#include <new>
 
-#include "api/api_program.hpp"
-#include "core/error.hpp"
+#include "api/c_api_detail.hpp"
 
-struct kiln_onnx_options {
-    kiln::onnx_options o;
-};
-struct kiln_compile_options {
-    kiln::compile_options o;
-};
-struct kiln_shape {
-    kiln::shape s;
-    std::string text, symbol;
-};
-struct kiln_argument {
-    kiln::argument a;
-};
-struct kiln_program {
-    std::unique_ptr<kiln::api::api_program> p;
-    std::string text, target;
-};
-
-// The C enums mirror kiln's, so conversions are casts.
-static_assert(KILN_BOOL == static_cast<int>(kiln::dtype::bool_) && KILN_FLOAT32 == static_cast<int>(kiln::dtype::float32) &&
-              KILN_UINT4 == static_cast<int>(kiln::dtype::uint4) && KILN_UINT4 + 1 == static_cast<int>(kiln::dtype::tuple));
-static_assert(KILN_PRECISION_FP16 == static_cast<int>(kiln::compute_precision::fp16) &&
-              KILN_PRECISION_BF16 == static_cast<int>(kiln::compute_precision::bf16));
+using namespace kiln::c_api_detail;
 
 namespace {
-
-using kiln::api::stage;
-
-thread_local std::string last_error;
-
-// A caller mistake (null pointer, index out of range): KILN_STATUS_BAD_PARAM.
-struct bad_param : kiln::error {
-    using kiln::error::error;
-};
-
-kiln_status status_of(stage s) {
-    switch (s) {
-        case stage::parse: return KILN_STATUS_PARSE_ERROR;
-        case stage::target: return KILN_STATUS_UNKNOWN_TARGET;
-        case stage::compile: return KILN_STATUS_COMPILE_ERROR;
-        case stage::input: return KILN_STATUS_INPUT_ERROR;
-        case stage::run: return KILN_STATUS_RUN_ERROR;
-        case stage::io: return KILN_STATUS_IO_ERROR;
-    }
-    return KILN_STATUS_INTERNAL_ERROR;
-}
-
-// Runs `f`; a kiln::error not tied to a stage gets `otherwise`.
-template <class F>
-kiln_status guard(F&& f, kiln_status otherwise = KILN_STATUS_BAD_PARAM) {
-    last_error.clear();
-    try {
-        f();
-        return KILN_STATUS_SUCCESS;
-    } catch (const bad_param& e) {
-        last_error = e.what();
-        return KILN_STATUS_BAD_PARAM;
-    } catch (const kiln::api::stage_error& e) {
-        last_error = e.what();
-        return status_of(e.where);
-    } catch (const kiln::error& e) {
-        last_error = e.what();
-        return otherwise;
-    } catch (const std::bad_alloc&) {
-        last_error = "out of memory";
-        return KILN_STATUS_INTERNAL_ERROR;
-    } catch (const std::exception& e) {
-        last_error = e.what();
-        return KILN_STATUS_INTERNAL_ERROR;
-    } catch (...) {
-        last_error = "unknown exception";
-        return KILN_STATUS_INTERNAL_ERROR;
-    }
-}
-
-template <class T>
-T& need(T* p, const char* what) {
-    if (p == nullptr) throw bad_param(kiln::cat(what, " is NULL"));
-    return *p;
-}
-
-const char* need_str(const char* s, const char* what) {
-    if (s == nullptr) throw bad_param(kiln::cat(what, " is NULL"));
-    return s;
-}
-
-template <class T>
-void need_out(T* p) {
-    if (p == nullptr) throw bad_param("the output pointer is NULL");
-}
-
-kiln::dtype to_dtype(kiln_dtype t) {
-    if (static_cast<int>(t) < 0 || static_cast<int>(t) >= static_cast<int>(kiln::dtype::tuple))
-        throw bad_param(kiln::cat("unknown kiln_dtype ", static_cast<int>(t)));
-    return static_cast<kiln::dtype>(t);
-}
-
-std::vector<std::size_t> to_vector(const size_t* p, size_t n, const char* what) {
-    if (n > 0 && p == nullptr) throw bad_param(kiln::cat(what, " is NULL but ndim is ", n));
-    return std::vector<std::size_t>(p, p + n);
-}
-
-std::size_t checked_index(size_t i, std::size_t n, const char* what) {
-    if (i >= n) throw bad_param(kiln::cat(what, " index ", i, " is out of range (the program has ", n, ")"));
-    return i;
-}
-
-kiln_shape* new_shape(const kiln::shape& s) { return new kiln_shape{s, {}, {}}; }
 
 // Copies `from` into the caller's buffer `to` element by element (either may be strided).
 void copy_into(const kiln::argument& from, const kiln::argument& to, const std::string& label) {
@@ -158,12 +49,6 @@ const char* kiln_status_string(kiln_status s) {
     }
     return "unknown status";
 }
-
-const char* kiln_dtype_name(kiln_dtype t) {
-    if (static_cast<int>(t) < 0 || static_cast<int>(t) >= static_cast<int>(kiln::dtype::tuple)) return nullptr;
-    return kiln::dtype_name(static_cast<kiln::dtype>(t)).data();
-}
-
 const char* kiln_built_targets(void) {
     static const std::string names = [] {
         std::string s;
@@ -244,132 +129,6 @@ kiln_status kiln_compile_options_set_precision(kiln_compile_options_t o, kiln_pr
         need(o, "options").o.precision = static_cast<kiln::compute_precision>(p);
     });
 }
-
-// Shapes
-
-kiln_status kiln_shape_create(kiln_shape_t* out, kiln_dtype t, const size_t* lens, size_t ndim) {
-    return kiln_shape_create_strided(out, t, lens, nullptr, ndim);
-}
-
-kiln_status kiln_shape_create_strided(kiln_shape_t* out, kiln_dtype t, const size_t* lens, const size_t* strides,
-                                      size_t ndim) {
-    return guard([&] {
-        need_out(out);
-        auto l = to_vector(lens, ndim, "lens");
-        kiln::dtype d = to_dtype(t);
-        *out = new_shape(strides ? kiln::shape(d, l, to_vector(strides, ndim, "strides")) : kiln::shape(d, l));
-    });
-}
-
-kiln_status kiln_shape_destroy(kiln_shape_t s) {
-    delete s;
-    return KILN_STATUS_SUCCESS;
-}
-
-kiln_status kiln_shape_type(kiln_shape_t s, kiln_dtype* out) {
-    return guard([&] {
-        need_out(out);
-        *out = static_cast<kiln_dtype>(need(s, "shape").s.type());
-    });
-}
-
-kiln_status kiln_shape_ndim(kiln_shape_t s, size_t* out) {
-    return guard([&] {
-        need_out(out);
-        *out = need(s, "shape").s.ndim();
-    });
-}
-
-kiln_status kiln_shape_lens(kiln_shape_t s, const size_t** out) {
-    return guard([&] {
-        need_out(out);
-        const auto& l = need(s, "shape").s.lens();
-        if (s->s.dynamic()) throw bad_param("the shape is dynamic: use kiln_shape_dim_range");
-        *out = l.empty() ? nullptr : l.data();
-    });
-}
-
-kiln_status kiln_shape_strides(kiln_shape_t s, const size_t** out) {
-    return guard([&] {
-        need_out(out);
-        const auto& st = need(s, "shape").s.strides();
-        if (s->s.dynamic()) throw bad_param("the shape is dynamic: it has no strides");
-        *out = st.empty() ? nullptr : st.data();
-    });
-}
-
-kiln_status kiln_shape_is_dynamic(kiln_shape_t s, int* out) {
-    return guard([&] {
-        need_out(out);
-        *out = need(s, "shape").s.dynamic() ? 1 : 0;
-    });
-}
-
-kiln_status kiln_shape_dim_range(kiln_shape_t s, size_t i, size_t* min, size_t* max, const char** symbol) {
-    return guard([&] {
-        auto dims = need(s, "shape").s.dims();
-        if (i >= dims.size()) throw bad_param(kiln::cat("dim ", i, " is out of range (ndim ", dims.size(), ")"));
-        if (min) *min = dims[i].min;
-        if (max) *max = dims[i].max;
-        s->symbol = dims[i].symbol;
-        if (symbol) *symbol = s->symbol.c_str();
-    });
-}
-
-kiln_status kiln_shape_elements(kiln_shape_t s, size_t* out) {
-    return guard([&] {
-        need_out(out);
-        if (need(s, "shape").s.dynamic()) throw bad_param("the shape is dynamic: its element count is not known");
-        *out = s->s.elements();
-    });
-}
-
-kiln_status kiln_shape_bytes(kiln_shape_t s, size_t* out) {
-    return guard([&] {
-        need_out(out);
-        if (need(s, "shape").s.dynamic()) throw bad_param("the shape is dynamic: its size is not known");
-        *out = s->s.bytes();
-    });
-}
-
-kiln_status kiln_shape_string(kiln_shape_t s, const char** out) {
-    return guard([&] {
-        need_out(out);
-        need(s, "shape").text = to_string(s->s);
-        *out = s->text.c_str();
-    });
-}
-
-// Arguments
-
-kiln_status kiln_argument_create(kiln_argument_t* out, kiln_shape_t s, void* data) {
-    return guard([&] {
-        need_out(out);
-        const kiln::shape& sh = need(s, "shape").s;
-        if (sh.dynamic()) throw bad_param(kiln::cat("an argument needs a static shape, got ", to_string(sh)));
-        *out = new kiln_argument{data ? kiln::argument(sh, static_cast<std::byte*>(data), nullptr) : kiln::argument(sh)};
-    });
-}
-
-kiln_status kiln_argument_destroy(kiln_argument_t a) {
-    delete a;
-    return KILN_STATUS_SUCCESS;
-}
-
-kiln_status kiln_argument_shape(kiln_argument_t a, kiln_shape_t* out) {
-    return guard([&] {
-        need_out(out);
-        *out = new_shape(need(a, "argument").a.get_shape());
-    });
-}
-
-kiln_status kiln_argument_data(kiln_argument_t a, void** out) {
-    return guard([&] {
-        need_out(out);
-        *out = need(a, "argument").a.data();
-    });
-}
-
 // Programs
 
 kiln_status kiln_parse_onnx_file(kiln_program_t* out, const char* path, kiln_onnx_options_t options) {
@@ -476,6 +235,19 @@ kiln_status kiln_program_run(kiln_program_t p, const char* const* input_names, c
         for (size_t k = 0; k < output_count; ++k) need(outputs[k], "an output argument");
         auto results = kiln::api::run(prog, in);
         for (size_t k = 0; k < output_count; ++k) copy_into(results[k], outputs[k]->a, prog.output_names[k]);
+    });
+}
+
+kiln_status kiln_program_save(kiln_program_t p, const char* path) {
+    return guard([&] { kiln::api::save(*need(p, "program").p, need_str(path, "path")); });
+}
+
+kiln_status kiln_load(kiln_program_t* out, const char* path) {
+    return guard([&] {
+        need_out(out);
+        *out = nullptr;
+        auto p = kiln::api::load(need_str(path, "path"));
+        *out = new kiln_program{std::move(p), {}, {}};
     });
 }
 

@@ -267,6 +267,56 @@ TEST_F(c_api, compile_options_map_onto_the_compiler) {
     kiln_compile_options_destroy(co);
 }
 
+TEST_F(c_api, save_and_load_without_compiling_again) {
+    ASSERT_EQ(kiln_onnx_options_set_dim_param(opts, "batch", 2, 2), KILN_STATUS_SUCCESS);
+    parse(relu_model());
+    auto dir = std::filesystem::temp_directory_path() / ("kiln_c_api_save_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::string path = (dir / "m.kiln").string();
+    EXPECT_EQ(kiln_program_save(prog, path.c_str()), KILN_STATUS_COMPILE_ERROR);
+    EXPECT_NE(last().find("not compiled"), std::string::npos) << last();
+    ASSERT_EQ(kiln_program_compile(prog, "ref", nullptr), KILN_STATUS_SUCCESS);
+    ASSERT_EQ(kiln_program_save(prog, path.c_str()), KILN_STATUS_SUCCESS) << last();
+
+    kiln_program_t loaded = nullptr;
+    ASSERT_EQ(kiln_load(&loaded, path.c_str()), KILN_STATUS_SUCCESS) << last();
+    const char* s = nullptr;
+    ASSERT_EQ(kiln_program_target(loaded, &s), KILN_STATUS_SUCCESS);
+    EXPECT_STREQ(s, "ref");
+    ASSERT_EQ(kiln_program_output_name(loaded, 0, &s), KILN_STATUS_SUCCESS);
+    EXPECT_STREQ(s, "y");
+    size_t dims[] = {2, 4};
+    kiln_shape_t sh = nullptr;
+    ASSERT_EQ(kiln_shape_create(&sh, KILN_FLOAT32, dims, 2), KILN_STATUS_SUCCESS);
+    std::vector<float> x = {-1, 0, 1, 2, 3, -4, -0.5f, -3}, y(8), z(8);
+    kiln_argument_t in = nullptr, out = nullptr, out2 = nullptr;
+    ASSERT_EQ(kiln_argument_create(&in, sh, x.data()), KILN_STATUS_SUCCESS);
+    ASSERT_EQ(kiln_argument_create(&out, sh, y.data()), KILN_STATUS_SUCCESS);
+    ASSERT_EQ(kiln_argument_create(&out2, sh, z.data()), KILN_STATUS_SUCCESS);
+    const char* names[] = {"x"};
+    ASSERT_EQ(kiln_program_run(loaded, names, &in, 1, &out, 1), KILN_STATUS_SUCCESS) << last();
+    ASSERT_EQ(kiln_program_run(prog, names, &in, 1, &out2, 1), KILN_STATUS_SUCCESS) << last();
+    EXPECT_EQ(y, z);
+    EXPECT_FLOAT_EQ(y[3], 4.0f);
+
+    kiln_program_t bad = nullptr;
+    EXPECT_EQ(kiln_load(&bad, (dir / "missing.kiln").string().c_str()), KILN_STATUS_IO_ERROR);
+    EXPECT_NE(last().find("missing.kiln"), std::string::npos) << last();
+    std::ifstream f(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::ofstream(dir / "short.kiln", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    EXPECT_EQ(kiln_load(&bad, (dir / "short.kiln").string().c_str()), KILN_STATUS_IO_ERROR);
+    EXPECT_NE(last().find("short.kiln"), std::string::npos) << last();
+    EXPECT_EQ(bad, nullptr);
+    EXPECT_EQ(kiln_program_save(prog, (dir / "no/such/dir.kiln").string().c_str()), KILN_STATUS_IO_ERROR);
+    EXPECT_EQ(kiln_load(&bad, nullptr), KILN_STATUS_BAD_PARAM);
+
+    for (auto a : {in, out, out2}) kiln_argument_destroy(a);
+    kiln_shape_destroy(sh);
+    kiln_program_destroy(loaded);
+    std::filesystem::remove_all(dir);
+}
+
 TEST(cpp_wrapper, runs_and_throws_with_status) {
     namespace kc = kiln::client;
     std::string m = relu_model();
@@ -292,6 +342,19 @@ TEST(cpp_wrapper, runs_and_throws_with_status) {
     EXPECT_FLOAT_EQ(y[3], 6.0f);
     EXPECT_FLOAT_EQ(y[4], 0.0f);
     EXPECT_THROW(p.run({}, {kc::argument(p.output_shape(0), y.data())}), kc::c_error);
+    std::string path = (std::filesystem::temp_directory_path() / ("kiln_wrapper_" + std::to_string(::getpid()) + ".kiln")).string();
+    p.save(path);
+    kc::program loaded = kc::program::load(path);
+    std::vector<float> y2(8);
+    loaded.run({{"x", kc::argument(loaded.input_shape(0), x.data())}}, {kc::argument(loaded.output_shape(0), y2.data())});
+    EXPECT_EQ(y, y2);
+    std::filesystem::remove(path);
+    try {
+        kc::program::load(path);
+        FAIL() << "loading a removed file should throw";
+    } catch (const kc::c_error& e) {
+        EXPECT_EQ(e.status(), KILN_STATUS_IO_ERROR);
+    }
     kc::argument owned(kc::shape(KILN_INT8, {3}));
     EXPECT_EQ(static_cast<const char*>(owned.data())[2], 0);
     EXPECT_EQ(owned.get_shape().bytes(), 3u);

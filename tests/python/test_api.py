@@ -188,6 +188,39 @@ def test_unknown_operator_names_the_node(tmp_path):
         p.run({"x": np.zeros((1, 4), np.float32)})
 
 
+def test_save_and_load(tmp_path, program, model_path):
+    path = tmp_path / "mlp.kiln"
+    program.save(path)
+    loaded = kiln.load(str(path))
+    assert loaded.target == "ref" and loaded.output_names() == ["y"] and loaded.input_names() == ["x"]
+    x = RNG.standard_normal((2, 4)).astype(np.float32)
+    np.testing.assert_array_equal(loaded.run({"x": x})["y"], program.run({"x": x})["y"])
+    with pytest.raises(kiln.CompileError, match="already compiled"):
+        loaded.compile("ref")
+    fresh = kiln.parse_onnx(model_path, default_dim=1)
+    with pytest.raises(kiln.CompileError, match="not compiled"):
+        fresh.save(tmp_path / "fresh.kiln")
+
+
+def test_load_errors(tmp_path, program, model_path):
+    with pytest.raises(kiln.FileError, match="missing.kiln"):
+        kiln.load(tmp_path / "missing.kiln")
+    with pytest.raises(OSError):   # FileError is an OSError too
+        kiln.load(model_path)       # an ONNX file is not a saved program
+    path = tmp_path / "p.kiln"
+    program.save(path)
+    data = bytearray(path.read_bytes())
+    (tmp_path / "short.kiln").write_bytes(data[: len(data) // 2])
+    with pytest.raises(kiln.FileError, match="short.kiln"):
+        kiln.load(tmp_path / "short.kiln")
+    data[data.rindex(b"relu")] ^= 0x20   # inside the program section
+    (tmp_path / "flipped.kiln").write_bytes(bytes(data))
+    with pytest.raises(kiln.FileError, match="checksum"):
+        kiln.load(tmp_path / "flipped.kiln")
+    with pytest.raises(kiln.FileError):
+        program.save(tmp_path / "no" / "such" / "dir.kiln")
+
+
 def test_compile_options():
     o = kiln.CompileOptions(optimize=False, fast_math=False, exhaustive_tune=True, offload_copy=True, bf16=True)
     assert (o.optimize, o.fast_math, o.exhaustive_tune, o.offload_copy, o.precision) == (False, False, True, True, "bf16")
