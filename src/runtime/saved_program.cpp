@@ -5,7 +5,7 @@
 //   bytes 16..23  header length H (u64)
 //   bytes 24..31  header checksum (u64)
 //   bytes 32..    header: JSON {kiln_version, target, device_arch, compile_options,
-//                 options_hash, sections: [{kind, name, offset, size, checksum}]}
+//                 options_hash, sections: [{kind, name, offset, size, checksum}], output_names?}
 //   then the sections, each at a multiple of 64 bytes; offsets count from the first multiple
 //   of 64 after the header. Kinds: "program" (the program as JSON, literals by payload index),
 //   "literal" (one literal's standard-layout bytes, payload index = order of these sections),
@@ -89,6 +89,7 @@ std::string header_json(const saved_program_info& info, const std::vector<sectio
             {"compile_options", to_value(info.options)},
             {"options_hash", options_hash(info.options)},
             {"sections", value(std::move(table))}};
+    if (!info.output_names.empty()) h.set("output_names", value(value_array(info.output_names.begin(), info.output_names.end())));
     return to_json(h, 1);
 }
 
@@ -217,6 +218,8 @@ saved_program_info read_info(const value& h) {
     info.device_arch = h.at("device_arch").as_string();
     info.options = compile_options_from_value(h.at("compile_options"));
     info.options_hash = h.at("options_hash").as_string();
+    if (h.contains("output_names"))
+        for (const auto& n : h.at("output_names").as_array()) info.output_names.push_back(n.as_string());
     return info;
 }
 

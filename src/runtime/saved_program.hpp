@@ -23,6 +23,7 @@ struct saved_program_info {
     std::string device_arch;       // what the kernels were compiled for; "" for ref
     compile_options options;
     std::string options_hash;      // filled in when saving (options_hash(options))
+    std::vector<std::string> output_names;   // the model's output names (the APIs'); may be empty
 };
 
 // A kernel's compiled code, stored as a section of its own (ref has none).

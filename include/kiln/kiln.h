@@ -1,0 +1,150 @@
+/* kiln's C API: parse an ONNX model, compile it for a target, run it on caller-owned buffers.
+ *
+ * Every object is an opaque handle with a create (or a call that makes one) and a destroy.
+ * Every call returns a kiln_status; on failure kiln_last_error_message() gives the calling
+ * thread's last error text (naming the node, input or option at fault). Nothing is printed.
+ * Strings and arrays a call returns through `const T**` stay valid until the handle is destroyed
+ * or the same call is made again on it.
+ */
+#ifndef KILN_KILN_H
+#define KILN_KILN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KILN_API __attribute__((visibility("default")))
+#else
+#define KILN_API
+#endif
+
+typedef enum kiln_status {
+    KILN_STATUS_SUCCESS = 0,
+    KILN_STATUS_BAD_PARAM = 1,        /* a null handle or pointer, an index out of range, a bad value */
+    KILN_STATUS_PARSE_ERROR = 2,      /* the model cannot be read or is not supported */
+    KILN_STATUS_UNKNOWN_TARGET = 3,   /* the target is not built into this kiln */
+    KILN_STATUS_COMPILE_ERROR = 4,
+    KILN_STATUS_INPUT_ERROR = 5,      /* a missing, unknown or mis-shaped input or output buffer */
+    KILN_STATUS_RUN_ERROR = 6,
+    KILN_STATUS_IO_ERROR = 7,         /* a file cannot be written or read */
+    KILN_STATUS_INTERNAL_ERROR = 8
+} kiln_status;
+
+/* Element types, in kiln's order. int4/uint4 are packed two per byte, low nibble first. */
+typedef enum kiln_dtype {
+    KILN_BOOL = 0,
+    KILN_INT8, KILN_INT16, KILN_INT32, KILN_INT64,
+    KILN_UINT8, KILN_UINT16, KILN_UINT32, KILN_UINT64,
+    KILN_FLOAT16, KILN_BFLOAT16, KILN_FLOAT32, KILN_FLOAT64,
+    KILN_FP8E4M3FN, KILN_FP8E5M2,
+    KILN_INT4, KILN_UINT4
+} kiln_dtype;
+
+typedef enum kiln_precision { KILN_PRECISION_FP32 = 0, KILN_PRECISION_FP16, KILN_PRECISION_BF16 } kiln_precision;
+
+typedef struct kiln_program* kiln_program_t;
+typedef struct kiln_shape* kiln_shape_t;
+typedef struct kiln_argument* kiln_argument_t;
+typedef struct kiln_compile_options* kiln_compile_options_t;
+typedef struct kiln_onnx_options* kiln_onnx_options_t;
+
+/* The calling thread's last error message ("" when the last call succeeded). */
+KILN_API const char* kiln_last_error_message(void);
+/* "success", "bad parameter", ... */
+KILN_API const char* kiln_status_string(kiln_status s);
+/* kiln's printed name of a type: "float_type", "half_type", ... (NULL for an invalid value) */
+KILN_API const char* kiln_dtype_name(kiln_dtype t);
+/* Targets built into this kiln, comma separated: "ref". */
+KILN_API const char* kiln_built_targets(void);
+
+/* ONNX options: the sizes of inputs and symbolic dims (see the kiln driver's --input-dim,
+ * --dim-param, --default-dim, --skip-unknown-operators). */
+KILN_API kiln_status kiln_onnx_options_create(kiln_onnx_options_t* out);
+KILN_API kiln_status kiln_onnx_options_destroy(kiln_onnx_options_t o);
+KILN_API kiln_status kiln_onnx_options_set_input_dims(kiln_onnx_options_t o, const char* input, const size_t* lens,
+                                                      size_t ndim);
+KILN_API kiln_status kiln_onnx_options_set_dim_param(kiln_onnx_options_t o, const char* symbol, size_t min, size_t max);
+KILN_API kiln_status kiln_onnx_options_set_default_dim(kiln_onnx_options_t o, size_t n);
+KILN_API kiln_status kiln_onnx_options_set_skip_unknown_operators(kiln_onnx_options_t o, int skip);
+
+/* Compile options; the defaults are optimize=1, fast_math=1, exhaustive_tune=0, offload_copy=0, fp32. */
+KILN_API kiln_status kiln_compile_options_create(kiln_compile_options_t* out);
+KILN_API kiln_status kiln_compile_options_destroy(kiln_compile_options_t o);
+KILN_API kiln_status kiln_compile_options_set_optimize(kiln_compile_options_t o, int on);
+KILN_API kiln_status kiln_compile_options_set_fast_math(kiln_compile_options_t o, int on);
+KILN_API kiln_status kiln_compile_options_set_exhaustive_tune(kiln_compile_options_t o, int on);
+KILN_API kiln_status kiln_compile_options_set_offload_copy(kiln_compile_options_t o, int on);
+KILN_API kiln_status kiln_compile_options_set_precision(kiln_compile_options_t o, kiln_precision p);
+
+/* Shapes: a type, lens and strides (in elements). Dynamic dims have a range instead of a len. */
+KILN_API kiln_status kiln_shape_create(kiln_shape_t* out, kiln_dtype t, const size_t* lens, size_t ndim);
+/* `strides` in elements; NULL means standard (row-major packed). */
+KILN_API kiln_status kiln_shape_create_strided(kiln_shape_t* out, kiln_dtype t, const size_t* lens,
+                                               const size_t* strides, size_t ndim);
+KILN_API kiln_status kiln_shape_destroy(kiln_shape_t s);
+KILN_API kiln_status kiln_shape_type(kiln_shape_t s, kiln_dtype* out);
+KILN_API kiln_status kiln_shape_ndim(kiln_shape_t s, size_t* out);
+/* Lens and strides of a static shape (`ndim` entries; NULL for a scalar). */
+KILN_API kiln_status kiln_shape_lens(kiln_shape_t s, const size_t** out);
+KILN_API kiln_status kiln_shape_strides(kiln_shape_t s, const size_t** out);
+KILN_API kiln_status kiln_shape_is_dynamic(kiln_shape_t s, int* out);
+/* The range of dim `i` (min == max for a fixed dim) and its symbol ("" when unnamed). */
+KILN_API kiln_status kiln_shape_dim_range(kiln_shape_t s, size_t i, size_t* min, size_t* max, const char** symbol);
+KILN_API kiln_status kiln_shape_elements(kiln_shape_t s, size_t* out);
+/* Bytes a buffer of the shape needs (its element space; packed int4 rounds up). */
+KILN_API kiln_status kiln_shape_bytes(kiln_shape_t s, size_t* out);
+/* The printed form: "float_type, {1, 784}, {784, 1}". */
+KILN_API kiln_status kiln_shape_string(kiln_shape_t s, const char** out);
+
+/* Arguments: a shape plus a buffer. With `data` non-NULL the argument borrows the caller's buffer
+ * (at least kiln_shape_bytes bytes, kept alive by the caller); with NULL it owns a zeroed one. */
+KILN_API kiln_status kiln_argument_create(kiln_argument_t* out, kiln_shape_t s, void* data);
+KILN_API kiln_status kiln_argument_destroy(kiln_argument_t a);
+/* A new shape handle (destroy it). */
+KILN_API kiln_status kiln_argument_shape(kiln_argument_t a, kiln_shape_t* out);
+KILN_API kiln_status kiln_argument_data(kiln_argument_t a, void** out);
+
+/* Parsing an ONNX model (`options` may be NULL). The frontend's warnings are not printed. */
+KILN_API kiln_status kiln_parse_onnx_file(kiln_program_t* out, const char* path, kiln_onnx_options_t options);
+/* External data files are looked up in the current directory. */
+KILN_API kiln_status kiln_parse_onnx_buffer(kiln_program_t* out, const void* data, size_t size,
+                                            kiln_onnx_options_t options);
+KILN_API kiln_status kiln_program_destroy(kiln_program_t p);
+
+/* Compiles for "ref" (or "cpu", "gpu" where built); `options` may be NULL. A program compiles once. */
+KILN_API kiln_status kiln_program_compile(kiln_program_t p, const char* target, kiln_compile_options_t options);
+/* The target the program is compiled for ("" before compile). */
+KILN_API kiln_status kiln_program_target(kiln_program_t p, const char** out);
+
+KILN_API kiln_status kiln_program_input_count(kiln_program_t p, size_t* out);
+KILN_API kiln_status kiln_program_input_name(kiln_program_t p, size_t i, const char** out);
+/* A new shape handle (destroy it). */
+KILN_API kiln_status kiln_program_input_shape(kiln_program_t p, size_t i, kiln_shape_t* out);
+KILN_API kiln_status kiln_program_output_count(kiln_program_t p, size_t* out);
+KILN_API kiln_status kiln_program_output_name(kiln_program_t p, size_t i, const char** out);
+KILN_API kiln_status kiln_program_output_shape(kiln_program_t p, size_t i, kiln_shape_t* out);
+
+/* Runs a compiled program. `inputs[k]` is the input named `input_names[k]`; every input must be
+ * given once. `outputs` holds one argument per output, in order, over caller-owned buffers whose
+ * type and lens match what the output computes; the results are written into them. Buffers are
+ * host memory on the ref target. */
+KILN_API kiln_status kiln_program_run(kiln_program_t p, const char* const* input_names, const kiln_argument_t* inputs,
+                                      size_t input_count, const kiln_argument_t* outputs, size_t output_count);
+
+/* Saves a compiled program (with its target, compile options and output names) to `path`;
+ * kiln_load reads it back compiled, without compiling again. A missing, truncated or corrupted
+ * file, or one saved for a target not built into this kiln, is KILN_STATUS_IO_ERROR. */
+KILN_API kiln_status kiln_program_save(kiln_program_t p, const char* path);
+KILN_API kiln_status kiln_load(kiln_program_t* out, const char* path);
+
+/* The program's text IR (MIGraphX's printed form). */
+KILN_API kiln_status kiln_program_string(kiln_program_t p, const char** out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_KILN_H */

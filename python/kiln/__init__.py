@@ -1,0 +1,48 @@
+"""kiln: a deep-learning inference compiler.
+
+    import numpy as np, kiln
+    program = kiln.parse_onnx("model.onnx", dim_params={"batch": 1})
+    program.compile("ref")
+    outputs = program.run({"x": np.ones((1, 3, 224, 224), np.float32)})
+    print(outputs)
+    program.save("model.kiln")          # kiln.load("model.kiln") runs it without compiling again
+
+Errors are kiln.Error subclasses (ParseError, TargetError, CompileError, InputError, RunError,
+FileError) carrying kiln's message, which names the node, input or option at fault.
+"""
+from ._kiln import (
+    Argument,
+    CompileError,
+    CompileOptions,
+    DynamicDim,
+    Error,
+    FileError,
+    InputError,
+    OutputCheck,
+    ParseError,
+    PerfReport,
+    Program,
+    RunError,
+    Shape,
+    TargetError,
+    VerifyReport,
+    built_targets,
+    from_dlpack,
+    load,
+    onnx_ops,
+    ops,
+    parse_onnx,
+    parse_text,
+    verify,
+)
+
+Argument.from_dlpack = staticmethod(from_dlpack)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Argument", "CompileError", "CompileOptions", "DynamicDim", "Error", "FileError", "InputError",
+    "OutputCheck", "ParseError", "PerfReport", "Program", "RunError", "Shape", "TargetError",
+    "VerifyReport", "built_targets", "from_dlpack", "load", "onnx_ops", "ops", "parse_onnx", "parse_text",
+    "verify",
+]

@@ -1,0 +1,146 @@
+#include "convert.hpp"
+
+#include <array>
+#include <cstring>
+
+#include "api/api_program.hpp"
+#include "core/error.hpp"
+
+namespace kiln::py_api {
+
+namespace {
+
+using api::stage;
+using api::stage_error;
+
+constexpr std::array<std::pair<dtype, const char*>, 17> names = {{
+    {dtype::bool_, "bool"},         {dtype::int8, "int8"},
+    {dtype::int16, "int16"},        {dtype::int32, "int32"},
+    {dtype::int64, "int64"},        {dtype::uint8, "uint8"},
+    {dtype::uint16, "uint16"},      {dtype::uint32, "uint32"},
+    {dtype::uint64, "uint64"},      {dtype::float16, "float16"},
+    {dtype::bfloat16, "bfloat16"},  {dtype::float32, "float32"},
+    {dtype::float64, "float64"},    {dtype::fp8e4m3fn, "float8_e4m3fn"},
+    {dtype::fp8e5m2, "float8_e5m2"}, {dtype::int4, "int4"},
+    {dtype::uint4, "uint4"},
+}};
+
+bool needs_ml_dtypes(dtype t) {
+    return t == dtype::bfloat16 || t == dtype::fp8e4m3fn || t == dtype::fp8e5m2 || is_packed(t);
+}
+
+// Keeps a Python object alive for as long as an argument uses its memory.
+std::shared_ptr<void> hold(py::object o) {
+    return std::shared_ptr<void>(o.release().ptr(), [](void* p) {
+        py::gil_scoped_acquire gil;
+        Py_DECREF(static_cast<PyObject*>(p));
+    });
+}
+
+// An argument viewing a numpy array's memory (strides in whole elements, none negative).
+std::optional<argument> view_of(const py::array& a, dtype t) {
+    std::vector<std::size_t> lens, strides;
+    auto item = static_cast<py::ssize_t>(a.itemsize());
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) {
+        lens.push_back(static_cast<std::size_t>(a.shape(i)));
+        py::ssize_t s = a.strides(i);
+        if (s < 0 || s % item != 0) return std::nullopt;
+        strides.push_back(static_cast<std::size_t>(s / item));
+    }
+    // A dim of length 1 may carry any stride in numpy; give it the standard one.
+    auto standard = shape::standard_strides(lens);
+    for (std::size_t i = 0; i < lens.size(); ++i)
+        if (lens[i] == 1) strides[i] = standard[i];
+    auto* data = static_cast<std::byte*>(const_cast<void*>(a.data()));
+    return argument(shape(t, lens, strides), data, hold(py::reinterpret_borrow<py::object>(a)));
+}
+
+argument from_array(py::array a, dtype t) {
+    if (is_packed(t)) {   // ml_dtypes keeps one 4-bit value per byte; kiln packs two
+        py::array wide = py::module_::import("numpy").attr("ascontiguousarray")(a.attr("astype")("int8"));
+        std::vector<std::size_t> lens(wide.shape(), wide.shape() + wide.ndim());
+        auto* v = static_cast<const std::int8_t*>(wide.data());
+        std::vector<std::int64_t> vals(v, v + wide.size());
+        return from_int64s(shape(t, lens), vals);
+    }
+    if (auto v = view_of(a, t)) return *v;
+    return *view_of(py::module_::import("numpy").attr("ascontiguousarray")(a), t);
+}
+
+}  // namespace
+
+std::string numpy_name(dtype t) {
+    for (const auto& [d, n] : names)
+        if (d == t) return n;
+    fail("type ", dtype_name(t), " has no numpy equivalent");
+}
+
+dtype dtype_from_numpy_name(const std::string& name) {
+    for (const auto& [d, n] : names)
+        if (name == n) return d;
+    throw stage_error(stage::input, cat("numpy type ", name, " has no kiln equivalent"));
+}
+
+py::dtype numpy_dtype(dtype t) {
+    if (!needs_ml_dtypes(t)) return py::dtype(numpy_name(t));
+    py::module_ ml;
+    try {
+        ml = py::module_::import("ml_dtypes");
+    } catch (py::error_already_set&) {
+        throw stage_error(stage::input, cat("type ", numpy_name(t), " needs the ml_dtypes package (pip install ml_dtypes)"));
+    }
+    return py::dtype::from_args(ml.attr(numpy_name(t).c_str()));
+}
+
+argument to_argument(py::handle obj, std::optional<dtype> want, const std::string& label) {
+    if (py::isinstance<py_argument>(obj)) {
+        argument a = obj.cast<const py_argument&>().arg;
+        if (want && a.get_shape().type() != *want)
+            throw stage_error(stage::input, cat(label, " is ", numpy_name(a.get_shape().type()), ", expected ",
+                                                numpy_name(*want)));
+        return a;
+    }
+    if (!py::isinstance<py::array>(obj) && py::hasattr(obj, "__dlpack__")) {
+        argument a = from_dlpack(obj);
+        if (want && a.get_shape().type() != *want)
+            throw stage_error(stage::input, cat(label, " is ", numpy_name(a.get_shape().type()), ", expected ",
+                                                numpy_name(*want)));
+        return a;
+    }
+    if (py::isinstance<py::array>(obj)) {
+        auto a = py::reinterpret_borrow<py::array>(obj);
+        std::string name = py::str(a.dtype().attr("name"));
+        dtype t = dtype_from_numpy_name(name);
+        if (want && t != *want)
+            throw stage_error(stage::input, cat(label, " is a ", name, " array, expected ", numpy_name(*want),
+                                                " (convert it with .astype(numpy.", numpy_name(*want), "))"));
+        return from_array(a, t);
+    }
+    if (!want) return to_argument(py::module_::import("numpy").attr("asarray")(obj), std::nullopt, label);
+    try {
+        return from_array(py::module_::import("numpy").attr("asarray")(obj, numpy_dtype(*want)), *want);
+    } catch (py::error_already_set& e) {
+        throw stage_error(stage::input, cat(label, ": cannot convert a ", std::string(py::str(obj.get_type().attr("__name__"))),
+                                            " to a ", numpy_name(*want), " array: ", e.what()));
+    }
+}
+
+py::array to_numpy(const argument& a) {
+    const shape& s = a.get_shape();
+    if (s.is_tuple()) fail("a tuple argument has no numpy form");
+    std::vector<py::ssize_t> lens(s.lens().begin(), s.lens().end());
+    if (is_packed(s.type())) {
+        auto vals = to_int64s(a);
+        py::array_t<std::int8_t> wide(lens);
+        for (std::size_t i = 0; i < vals.size(); ++i) wide.mutable_data()[i] = static_cast<std::int8_t>(vals[i]);
+        return wide.attr("astype")(numpy_dtype(s.type()));
+    }
+    py::dtype dt = numpy_dtype(s.type());
+    std::vector<py::ssize_t> strides;
+    for (auto st : s.strides()) strides.push_back(static_cast<py::ssize_t>(st) * dt.itemsize());
+    auto* keep = new argument(a);
+    py::capsule owner(keep, [](void* p) { delete static_cast<argument*>(p); });
+    return py::array(dt, lens, strides, a.data(), owner);
+}
+
+}  // namespace kiln::py_api

@@ -1,0 +1,37 @@
+// Between Python objects and kiln arguments: numpy arrays (zero copy where the layout allows),
+// kiln.Argument, and DLPack producers (torch tensors, numpy arrays).
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <optional>
+#include <string>
+
+#include "core/argument.hpp"
+
+namespace kiln::py_api {
+
+namespace py = pybind11;
+
+// A kiln.Argument: an argument the Python side can hold.
+struct py_argument {
+    argument arg;
+};
+
+// numpy-style names: "float32", "bfloat16", "float8_e4m3fn", "int4", ...
+std::string numpy_name(dtype t);
+dtype dtype_from_numpy_name(const std::string& name);
+// The numpy dtype of a kiln type (ml_dtypes for bfloat16, fp8 and int4).
+py::dtype numpy_dtype(dtype t);
+
+// An argument over an array-like. `want` (the input's type) converts lists and scalars and
+// rejects arrays of another type; `label` names the input in errors.
+argument to_argument(py::handle obj, std::optional<dtype> want, const std::string& label);
+// A numpy array viewing the argument's buffer (kept alive by the array); packed int4 is unpacked.
+py::array to_numpy(const argument& a);
+
+// DLPack: a "dltensor" capsule over the argument, and an argument over a producer's tensor.
+py::capsule to_dlpack(const argument& a);
+argument from_dlpack(py::handle obj);
+
+}  // namespace kiln::py_api

@@ -1,0 +1,309 @@
+// The kiln._kiln extension: Program, Shape, Argument, CompileOptions, parse_onnx, verify, ...
+// The kiln package (python/kiln/__init__.py) re-exports it; docstrings here are what help() shows.
+#include <pybind11/stl.h>
+
+#include <sstream>
+
+#include "api/api_program.hpp"
+#include "convert.hpp"
+#include "core/error.hpp"
+#include "core/operation.hpp"
+#include "core/text_parser.hpp"
+
+namespace kiln::py_api {
+
+namespace {
+
+using api::api_program;
+using api::stage;
+using api::stage_error;
+
+using program_ptr = std::shared_ptr<api_program>;
+
+struct py_compile_options {
+    compile_options o;
+};
+
+// The exception classes; set when the module initialises.
+struct error_classes {
+    py::object base, parse, target, compile, input, run, io;
+} errors;
+
+py::object error_class(stage s) {
+    switch (s) {
+        case stage::parse: return errors.parse;
+        case stage::target: return errors.target;
+        case stage::compile: return errors.compile;
+        case stage::input: return errors.input;
+        case stage::run: return errors.run;
+        case stage::io: return errors.io;
+    }
+    return errors.base;
+}
+
+py::object make_error(py::module_& m, const char* name, std::vector<py::object> bases, const char* doc) {
+    py::tuple b(bases.size());
+    for (std::size_t i = 0; i < bases.size(); ++i) b[i] = bases[i];
+    std::string qualified = std::string("kiln.") + name;
+    auto cls = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(qualified.c_str(), doc, b.ptr(), nullptr));
+    if (!cls) throw py::error_already_set();
+    m.attr(name) = cls;
+    return cls;
+}
+
+void register_errors(py::module_& m) {
+    auto builtin = [](const char* n) { return py::module_::import("builtins").attr(n); };
+    errors.base = make_error(m, "Error", {builtin("RuntimeError")}, "Base class of every error kiln raises.");
+    errors.parse = make_error(m, "ParseError", {errors.base}, "A model cannot be read or is not supported.");
+    errors.target = make_error(m, "TargetError", {errors.base, builtin("ValueError")},
+                               "The target is not built into this kiln.");
+    errors.compile = make_error(m, "CompileError", {errors.base}, "Compiling the program failed.");
+    errors.input = make_error(m, "InputError", {errors.base, builtin("ValueError")},
+                              "An input is missing, unknown, or of the wrong type or shape.");
+    errors.run = make_error(m, "RunError", {errors.base}, "Running the program failed (the message names the node).");
+    errors.io = make_error(m, "FileError", {errors.base, builtin("OSError")}, "A file cannot be read or written.");
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const stage_error& e) {
+            PyErr_SetString(error_class(e.where).ptr(), e.what());
+        } catch (const error& e) {
+            PyErr_SetString(errors.base.ptr(), e.what());
+        }
+    });
+}
+
+param_map to_inputs(const api_program& p, const py::dict& inputs) {
+    param_map m;
+    auto shapes = p.input_shapes();
+    for (auto [k, v] : inputs) {
+        std::string name = py::str(k);
+        auto it = std::find(p.input_names.begin(), p.input_names.end(), name);
+        std::optional<dtype> want;
+        if (it != p.input_names.end()) want = shapes[static_cast<std::size_t>(it - p.input_names.begin())].type();
+        m[name] = to_argument(v, want, "input '" + name + "'");
+    }
+    return m;
+}
+
+py::dict run(const program_ptr& p, const py::dict& inputs) {
+    param_map in = to_inputs(*p, inputs);
+    std::vector<argument> outs;
+    {
+        py::gil_scoped_release unlocked;
+        outs = api::run(*p, in);
+        for (auto& o : outs) o = o.copy();   // results may view inputs or literals: hand out copies
+    }
+    py::dict d;
+    for (std::size_t i = 0; i < outs.size(); ++i) d[py::str(p->output_names[i])] = to_numpy(outs[i]);
+    return d;
+}
+
+py::dict shapes_dict(const std::vector<std::string>& names, const std::vector<shape>& shapes) {
+    py::dict d;
+    for (std::size_t i = 0; i < names.size(); ++i) d[py::str(names[i])] = shapes[i];
+    return d;
+}
+
+onnx_options make_onnx_options(const std::optional<std::map<std::string, std::vector<std::size_t>>>& input_dims,
+                               const std::optional<py::dict>& dim_params, std::optional<std::size_t> default_dim,
+                               bool skip_unknown) {
+    onnx_options o;
+    if (input_dims) o.input_dims = *input_dims;
+    if (dim_params) {
+        for (auto [k, v] : *dim_params) {
+            std::string name = py::str(k);
+            dynamic_dim d;
+            if (py::isinstance<py::int_>(v)) {
+                d.min = d.max = v.cast<std::size_t>();
+            } else {
+                auto range = v.cast<std::pair<std::size_t, std::size_t>>();
+                if (range.first > range.second)
+                    throw stage_error(stage::input, cat("dim_params['", name, "']: the range (", range.first, ", ",
+                                                        range.second, ") has min > max"));
+                d.min = range.first;
+                d.max = range.second;
+            }
+            o.dim_params[name] = d;
+        }
+    }
+    o.default_dim = default_dim;
+    o.skip_unknown_operators = skip_unknown;
+    return o;
+}
+
+program_ptr parse_onnx(py::object source, const std::optional<std::map<std::string, std::vector<std::size_t>>>& input_dims,
+                       const std::optional<py::dict>& dim_params, std::optional<std::size_t> default_dim,
+                       bool skip_unknown) {
+    onnx_options o = make_onnx_options(input_dims, dim_params, default_dim, skip_unknown);
+    if (py::isinstance<py::bytes>(source) || py::isinstance<py::bytearray>(source) ||
+        py::isinstance<py::memoryview>(source)) {
+        std::string bytes = py::bytes(source);
+        py::gil_scoped_release unlocked;
+        return api::parse_onnx_buffer(bytes.data(), bytes.size(), o);
+    }
+    std::string path = py::str(py::module_::import("os").attr("fspath")(source));
+    py::gil_scoped_release unlocked;
+    return api::parse_onnx_file(path, o);
+}
+
+compile_options options_of(const std::optional<py_compile_options>& o) { return o ? o->o : compile_options{}; }
+
+std::string precision_name(compute_precision p) {
+    return p == compute_precision::fp16 ? "fp16" : p == compute_precision::bf16 ? "bf16" : "fp32";
+}
+
+void bind_options(py::module_& m) {
+    py::class_<py_compile_options>(m, "CompileOptions", "Options of Program.compile (stored with saved programs).")
+        .def(py::init([](bool optimize, bool fast_math, bool exhaustive_tune, bool offload_copy, bool fp16, bool bf16) {
+                 if (fp16 && bf16) throw stage_error(stage::input, "CompileOptions: give fp16 or bf16, not both");
+                 compile_options o{optimize,
+                                   fp16   ? compute_precision::fp16
+                                   : bf16 ? compute_precision::bf16
+                                          : compute_precision::fp32,
+                                   fast_math, exhaustive_tune, offload_copy};
+                 return py_compile_options{o};
+             }),
+             py::kw_only(), py::arg("optimize") = true, py::arg("fast_math") = true, py::arg("exhaustive_tune") = false,
+             py::arg("offload_copy") = false, py::arg("fp16") = false, py::arg("bf16") = false,
+             "optimize: run the generic passes; fp16/bf16: compute in that float type; offload_copy: inputs and "
+             "outputs stay on the host (GPU target).")
+        .def_property("optimize", [](const py_compile_options& s) { return s.o.optimize; },
+                      [](py_compile_options& s, bool v) { s.o.optimize = v; })
+        .def_property("fast_math", [](const py_compile_options& s) { return s.o.fast_math; },
+                      [](py_compile_options& s, bool v) { s.o.fast_math = v; })
+        .def_property("exhaustive_tune", [](const py_compile_options& s) { return s.o.exhaustive_tune; },
+                      [](py_compile_options& s, bool v) { s.o.exhaustive_tune = v; })
+        .def_property("offload_copy", [](const py_compile_options& s) { return s.o.offload_copy; },
+                      [](py_compile_options& s, bool v) { s.o.offload_copy = v; })
+        .def_property_readonly("precision", [](const py_compile_options& s) { return precision_name(s.o.precision); },
+                               "'fp32', 'fp16' or 'bf16'.")
+        .def("__repr__", [](const py_compile_options& s) {
+            return cat("CompileOptions(optimize=", s.o.optimize ? "True" : "False", ", fast_math=",
+                       s.o.fast_math ? "True" : "False", ", exhaustive_tune=", s.o.exhaustive_tune ? "True" : "False",
+                       ", offload_copy=", s.o.offload_copy ? "True" : "False", ", precision='",
+                       precision_name(s.o.precision), "')");
+        });
+}
+
+}  // namespace
+
+void bind_tensors(py::module_& m);   // tensors.cpp
+
+void bind_program(py::module_& m) {
+    py::class_<api_program, program_ptr>(m, "Program", "A model parsed into kiln's IR, compiled for a target to run.")
+        .def("compile",
+             [](api_program& p, const std::string& target, const std::optional<py_compile_options>& o) {
+                 py::gil_scoped_release unlocked;
+                 api::compile(p, target, options_of(o));
+             },
+             py::arg("target") = "ref", py::arg("options") = py::none(),
+             "Compiles for 'ref' (or 'cpu', 'gpu' where built); a program compiles once.")
+        .def("run", &run, py::arg("inputs"),
+             "Runs the compiled program on {name: array}; returns {output name: numpy array}.")
+        .def("input_names", [](const api_program& p) { return p.input_names; }, "The inputs' names, in order.")
+        .def("output_names", [](const api_program& p) { return p.output_names; },
+             "The outputs' names, in order (ONNX names; '#output_I' for programs from text IR).")
+        .def("input_shapes", [](const api_program& p) { return shapes_dict(p.input_names, p.input_shapes()); },
+             "{input name: Shape}; dynamic inputs have DynamicDim ranges.")
+        .def("output_shapes", [](const api_program& p) { return shapes_dict(p.output_names, p.output_shapes()); },
+             "{output name: Shape}")
+        .def_property_readonly("target", [](const api_program& p) -> std::optional<std::string> {
+            if (!p.compiled()) return std::nullopt;
+            return p.target_name();
+        }, "The target it is compiled for, or None.")
+        .def("perf_report",
+             [](const program_ptr& p, std::optional<py::dict> inputs, std::size_t iterations, std::uint64_t seed) {
+                 param_map in = inputs ? to_inputs(*p, *inputs) : param_map{};
+                 py::gil_scoped_release unlocked;
+                 return api::time_runs(*p, in, iterations, seed);
+             },
+             py::arg("inputs") = py::none(), py::arg("iterations") = 10, py::arg("seed") = 0,
+             "Times `iterations` runs (after a warm-up); inputs not given are seeded random values.")
+        .def("save",
+             [](const api_program& p, py::object path) {
+                 std::string s = py::str(py::module_::import("os").attr("fspath")(path));
+                 py::gil_scoped_release unlocked;
+                 api::save(p, s);
+             },
+             py::arg("path"), "Saves the compiled program; kiln.load(path) reads it back without compiling.")
+        .def("print", [](const api_program& p) { py::print(to_string(p.prog), py::arg("end") = ""); },
+             "Prints the text IR.")
+        .def("__str__", [](const api_program& p) { return to_string(p.prog); })
+        .def("__repr__", [](const api_program& p) {
+            return cat("<kiln.Program: ", p.input_names.size(), " inputs, ", p.output_names.size(), " outputs, ",
+                       p.compiled() ? "compiled for " + p.target_name() : std::string("not compiled"), ">");
+        });
+
+    m.def("parse_onnx", &parse_onnx, py::arg("path_or_bytes"), py::kw_only(), py::arg("input_dims") = py::none(),
+          py::arg("dim_params") = py::none(), py::arg("default_dim") = py::none(),
+          py::arg("skip_unknown_operators") = false,
+          "Parses an ONNX model from a path or bytes. input_dims: {input: [lens]}; dim_params: {symbol: n or "
+          "(min, max)}; default_dim: the size of symbolic dims not set otherwise.");
+    m.def("load",
+          [](py::object path) {
+              std::string s = py::str(py::module_::import("os").attr("fspath")(path));
+              py::gil_scoped_release unlocked;
+              return program_ptr(api::load(s));
+          },
+          py::arg("path"), "Loads a program saved by Program.save, compiled for the target it was saved for.");
+    m.def("parse_text", [](const std::string& text) {
+        try {
+            return program_ptr(api::from_program(parse_text(text)));
+        } catch (const error& e) {
+            throw stage_error(stage::parse, e.what());
+        }
+    }, py::arg("text"), "Parses kiln's text IR (what str(program) prints).");
+}
+
+void bind_reports(py::module_& m) {
+    py::class_<api::output_check>(m, "OutputCheck", "How one output compared in verify().")
+        .def_readonly("name", &api::output_check::name)
+        .def_readonly("max_abs", &api::output_check::max_abs)
+        .def_readonly("max_rel", &api::output_check::max_rel)
+        .def_readonly("rms", &api::output_check::rms)
+        .def_readonly("passed", &api::output_check::passed)
+        .def_readonly("reason", &api::output_check::reason);
+    py::class_<api::verify_report>(m, "VerifyReport", "verify()'s result; true when every output passed.")
+        .def_readonly("passed", &api::verify_report::passed)
+        .def_readonly("seed", &api::verify_report::seed)
+        .def_readonly("outputs", &api::verify_report::outputs)
+        .def("__bool__", [](const api::verify_report& r) { return r.passed; })
+        .def("__str__", &api::verify_report::to_string);
+    py::class_<api::perf_report>(m, "PerfReport", "Program.perf_report()'s timings, in milliseconds.")
+        .def_readonly("target", &api::perf_report::target)
+        .def_readonly("iterations", &api::perf_report::iterations)
+        .def_readonly("mean_ms", &api::perf_report::mean_ms)
+        .def_readonly("median_ms", &api::perf_report::median_ms)
+        .def_readonly("min_ms", &api::perf_report::min_ms)
+        .def_readonly("max_ms", &api::perf_report::max_ms)
+        .def_readonly("op_counts", &api::perf_report::op_counts)
+        .def("__str__", &api::perf_report::to_string);
+    m.def("verify",
+          [](const program_ptr& p, std::optional<py::dict> inputs, const std::string& target, double rtol, double atol,
+             const std::optional<py_compile_options>& o, std::uint64_t seed) {
+              param_map in = inputs ? to_inputs(*p, *inputs) : param_map{};
+              py::gil_scoped_release unlocked;
+              return api::verify(*p, in, target, options_of(o), {rtol, atol}, seed);
+          },
+          py::arg("program"), py::arg("inputs") = py::none(), py::arg("target") = "ref", py::arg("rtol") = 1e-3,
+          py::arg("atol") = 1e-5, py::arg("options") = py::none(), py::arg("seed") = 0,
+          "Compiles a copy of the (uncompiled) program for the target and compares its outputs with the program run "
+          "on ref without optimisation; inputs not given are seeded random values.");
+}
+
+void init_module(py::module_& m) {
+    m.doc() = "kiln: a deep-learning inference compiler (the compiled core; use the kiln package).";
+    register_errors(m);
+    bind_options(m);
+    bind_tensors(m);
+    bind_program(m);
+    bind_reports(m);
+    m.def("ops", &registered_ops, "Every op kiln's IR has, sorted.");
+    m.def("onnx_ops", &onnx_supported_ops, "The supported ONNX ops as 'domain:OpType' ('' is ai.onnx), sorted.");
+    m.def("built_targets", &built_targets, "The targets built into this kiln: ['ref', ...].");
+}
+
+}  // namespace kiln::py_api
+
+PYBIND11_MODULE(_kiln, m) { kiln::py_api::init_module(m); }

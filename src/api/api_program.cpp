@@ -1,0 +1,172 @@
+#include "api/api_program.hpp"
+
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/random.hpp"
+#include "runtime/saved_program.hpp"
+
+namespace kiln::api {
+
+namespace {
+
+// Runs `f`, turning a kiln::error (or a standard exception) into a stage_error of stage `s`.
+template <class F>
+auto at_stage(stage s, F&& f) {
+    try {
+        return f();
+    } catch (const stage_error&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw stage_error(s, e.what());
+    }
+}
+
+std::vector<std::string> output_names_of(const onnx::ModelProto& m) {
+    std::vector<std::string> names;
+    for (const auto& o : m.graph().output()) names.push_back(o.name());
+    return names;
+}
+
+std::unique_ptr<api_program> wrap(program p, std::vector<std::string> outs) {
+    auto r = std::make_unique<api_program>();
+    r->input_names = p.main().parameter_names();
+    std::size_t n = p.main().output_shapes().size();
+    if (outs.size() != n) {
+        outs.clear();
+        for (std::size_t i = 0; i < n; ++i) outs.push_back("#output_" + std::to_string(i));
+    }
+    r->output_names = std::move(outs);
+    r->prog = std::move(p);
+    return r;
+}
+
+onnx_options quiet(onnx_options o) {
+    if (!o.warn) o.warn = [](const std::string&) {};
+    return o;
+}
+
+}  // namespace
+
+std::vector<shape> api_program::input_shapes() const {
+    std::vector<shape> s;
+    for (auto p : prog.main().parameters()) s.push_back(p->get_shape());
+    return s;
+}
+
+std::vector<shape> api_program::output_shapes() const { return prog.main().output_shapes(); }
+
+std::unique_ptr<api_program> parse_onnx_file(const std::string& path, onnx_options opts) {
+    return at_stage(stage::parse, [&] {
+        program p = kiln::parse_onnx_file(path, quiet(std::move(opts)));
+        onnx::ModelProto m;
+        std::ifstream f(path, std::ios::binary);
+        if (!m.ParseFromIstream(&f)) fail("'", path, "' is not an ONNX model");
+        return wrap(std::move(p), output_names_of(m));
+    });
+}
+
+std::unique_ptr<api_program> parse_onnx_buffer(const void* data, std::size_t size, onnx_options opts) {
+    return at_stage(stage::parse, [&] {
+        program p = kiln::parse_onnx_buffer(data, size, quiet(std::move(opts)));
+        onnx::ModelProto m;
+        if (!m.ParseFromArray(data, static_cast<int>(size))) fail("the buffer is not an ONNX model");
+        return wrap(std::move(p), output_names_of(m));
+    });
+}
+
+std::unique_ptr<api_program> from_program(program p, std::vector<std::string> output_names) {
+    return wrap(std::move(p), std::move(output_names));
+}
+
+void save(const api_program& p, const std::string& path) {
+    if (!p.compiled())
+        throw stage_error(stage::compile, cat("save: the program is not compiled; compile it for a target before saving '",
+                                              path, "'"));
+    saved_program_info info;
+    info.target = p.target_name();
+    info.device_arch = p.compiled_for->device_arch();
+    info.options = p.options;
+    info.output_names = p.output_names;
+    at_stage(stage::io, [&] {
+        save_program(p.prog, info, path);
+        return 0;
+    });
+}
+
+std::unique_ptr<api_program> load(const std::string& path) {
+    loaded_program l = at_stage(stage::io, [&] { return load_program(path); });
+    auto r = wrap(std::move(l.prog), l.info.output_names);
+    r->compiled_for = at_stage(stage::target, [&] { return make_target(l.info.target); });
+    r->options = l.info.options;
+    return r;
+}
+
+void compile(api_program& p, const std::string& target_name, const compile_options& opts) {
+    auto t = at_stage(stage::target, [&] { return make_target(target_name); });
+    if (p.compiled())
+        throw stage_error(stage::compile, cat("the program is already compiled for '", p.target_name(),
+                                              "'; parse or load it again to compile for '", target_name, "'"));
+    at_stage(stage::compile, [&] {
+        kiln::compile(p.prog, *t, opts, pass_options{.dump_dir = ""});
+        return 0;
+    });
+    p.compiled_for = std::move(t);
+    p.options = opts;
+}
+
+// Missing, unknown, mistyped and mis-shaped inputs, named before anything runs.
+void check_inputs(const api_program& p, const param_map& inputs) {
+    std::string missing;
+    for (const auto& n : p.input_names)
+        if (!inputs.count(n)) missing += (missing.empty() ? "'" : ", '") + n + "'";
+    if (!missing.empty()) throw stage_error(stage::input, cat("missing input ", missing));
+    for (const auto& [name, a] : inputs) {
+        auto param = p.prog.main().get_parameter(name);
+        if (param == p.prog.main().end()) {
+            std::string known;
+            for (const auto& n : p.input_names) known += (known.empty() ? "" : ", ") + n;
+            throw stage_error(stage::input, cat("unknown input '", name, "' (the inputs are: ", known, ")"));
+        }
+        const shape& want = param->get_shape();
+        const shape& got = a.get_shape();
+        if (got.type() != want.type())
+            throw stage_error(stage::input, cat("input '", name, "' has type ", dtype_name(got.type()), ", expected ",
+                                                dtype_name(want.type())));
+        bool fits = want.dynamic() ? got.ndim() == want.ndim() : got.lens() == want.lens();
+        for (std::size_t i = 0; fits && want.dynamic() && i < got.ndim(); ++i)
+            fits = got.lens()[i] >= want.dyn_dims()[i].min && got.lens()[i] <= want.dyn_dims()[i].max;
+        if (!fits)
+            throw stage_error(stage::input, cat("input '", name, "' has lens ", lens_to_string(got.lens()),
+                                                ", expected ", to_string(want)));
+    }
+}
+
+std::vector<argument> run(const api_program& p, const param_map& inputs) {
+    if (!p.compiled()) throw stage_error(stage::run, "the program is not compiled: compile it for a target first");
+    check_inputs(p, inputs);
+    const target& t = *p.compiled_for;
+    param_map on_device;
+    for (const auto& [name, a] : inputs) on_device[name] = t.copy_to(a);
+    auto outs = at_stage(stage::run, [&] { return t.run(p.prog, on_device); });
+    for (auto& o : outs) o = t.copy_from(o);
+    return outs;
+}
+
+param_map complete_inputs(const api_program& p, param_map inputs, std::uint64_t seed) {
+    auto params = p.prog.main().parameters();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        const std::string& name = p.input_names[i];
+        if (inputs.count(name)) continue;
+        const shape& s = params[i]->get_shape();
+        if (s.dynamic())
+            throw stage_error(stage::input, cat("input '", name, "' has dynamic dims ", to_string(s),
+                                                "; give it a value to size it"));
+        inputs[name] = random_argument(s, seed, i);
+    }
+    return inputs;
+}
+
+}  // namespace kiln::api
