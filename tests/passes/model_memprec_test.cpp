@@ -60,7 +60,7 @@ TEST(model_memory_plan, resnet18_and_mobilenet_v2_run_in_their_arena) {
         SKIP_UNLESS_EXPORTED(name);
         model_case c = load(name, {});
         memory_plan plan = plan_memory(c.p.main());
-        std::cout << name << ": " << plan.report() << ", " << plan.in_place << " in place, " << plan.offsets.size()
+        std::cout << name << " 1x3x224x224: " << plan.report() << ", " << plan.in_place << " in place, " << plan.offsets.size()
                   << " buffers\n";
         EXPECT_LT(plan.arena_bytes, plan.intermediate_bytes / 4);
         expect_plan_holds(c.p.main(), plan, c.inputs);
