@@ -33,6 +33,10 @@ bool reads_float32(const instruction& ins) {
     return ins.get_operator().traits().reduction || float32_ops().contains(ins.name());
 }
 
+bool declares_float32(const shape& s) {
+    return s.type() == dtype::float32 || std::any_of(s.sub_shapes().begin(), s.sub_shapes().end(), declares_float32);
+}
+
 operation convert_to(dtype t) { return make_op("convert", {{"target_type", std::string(dtype_name(t))}}); }
 
 // Rebuilds a module instruction by instruction. Each original instruction has a primary
@@ -71,34 +75,41 @@ private:
         return c;
     }
 
-    // The type `user` reads input `in` in.
-    dtype wanted(const instruction& user, instruction_ref in) const {
-        dtype t = in->get_shape().type();
-        return t == dtype::float32 && !reads_float32(user) ? low_ : t;
-    }
-
     instruction_ref convert_one(instruction_ref ins) {
         if (ins->is_param()) return record(ins, ins);
         if (ins->is_literal()) return convert_literal(ins);
+        bool float32_inputs = reads_float32(*ins);
+        instruction_ref rep = rebuild(ins, float32_inputs);
+        // An op that still declares float32 results for low inputs has a fixed interface (a
+        // deferred ONNX node checks its declared output types): it reads float32 instead.
+        if (!float32_inputs && rep != ins && declares_float32(rep->get_shape())) {
+            m_.remove_instruction(rep);
+            rep = rebuild(ins, true);
+        }
+        return record(ins, rep);
+    }
+
+    // `ins` with its inputs in the types it reads: `ins` itself when nothing changes, else a new
+    // instruction before it (a new @return too: converted views come back standard, so returned
+    // strides may change); the original goes once its users are rebuilt.
+    instruction_ref rebuild(instruction_ref ins, bool float32_inputs) {
         std::vector<instruction_ref> inputs;
-        for (auto in : ins->inputs()) inputs.push_back(get(in, wanted(*ins, in), ins));
+        for (auto in : ins->inputs()) {
+            dtype t = in->get_shape().type();
+            inputs.push_back(get(in, t == dtype::float32 && !float32_inputs ? low_ : t, ins));
+        }
         operation op = ins->get_operator();
         // A conversion into float32 (from integers, say) converts into the low type instead.
-        if (op.name() == "convert" && ins->get_shape().type() == dtype::float32)
+        if (op.name() == "convert" && ins->get_shape().type() == dtype::float32 && !float32_inputs)
             op = op.with_attributes({{"target_type", std::string(dtype_name(low_))}});
-        if (inputs == ins->inputs() && op == ins->get_operator()) return record(ins, ins);
-        if (ins->is_return()) {
-            m_.replace_instruction(ins, op, inputs);
-            return record(ins, ins);
-        }
-        instruction_ref rep;
+        if (inputs == ins->inputs() && op == ins->get_operator()) return ins;
         try {
-            rep = m_.insert_instruction(ins, op, inputs, ins->module_inputs());
+            auto rep = m_.insert_instruction(ins, op, inputs, ins->module_inputs());
+            rep->set_source_name(ins->source_name());
+            return rep;
         } catch (const error& e) {
             fail(describe(m_, *ins), " in ", dtype_name(low_), ": ", e.what());
         }
-        rep->set_source_name(ins->source_name());
-        return record(ins, rep);
     }
 
     instruction_ref convert_literal(instruction_ref ins) {

@@ -180,6 +180,19 @@ TEST(convert_precision, integer_bool_and_double_tensors_are_untouched) {
     EXPECT_TRUE(found);
 }
 
+// A returned view of a converted value comes back as a standard float32 copy.
+TEST(convert_precision, returned_views_come_back_in_float32) {
+    program p = run_and_check(
+        "x = @param:x -> float_type, {2, 3}\n"
+        "@0 = transpose[permutation={1, 0}](x)\n"
+        "@1 = neg(x)\n"
+        "@2 = transpose[permutation={1, 0}](@1)\n"
+        "@3 = @return(@0,@2)\n",
+        {convert_precision{dtype::float16}}, fp16_tol);
+    for (const auto& s : p.main().output_shapes()) EXPECT_EQ(s.type(), dtype::float32);
+    EXPECT_EQ(input_type(p, "neg"), dtype::float16);
+}
+
 TEST(convert_precision, control_flow_bodies_keep_their_interface) {
     const char* text =
         "module: \"main\"\n"
