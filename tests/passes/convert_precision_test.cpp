@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../core/expect_error.hpp"
+#include "../frontends/onnx_test_util.hpp"
 #include "core/random.hpp"
 #include "core/text_parser.hpp"
 #include "pass_check.hpp"
@@ -191,6 +192,32 @@ TEST(convert_precision, returned_views_come_back_in_float32) {
         {convert_precision{dtype::float16}}, fp16_tol);
     for (const auto& s : p.main().output_shapes()) EXPECT_EQ(s.type(), dtype::float32);
     EXPECT_EQ(input_type(p, "neg"), dtype::float16);
+}
+
+// A Reshape to a shape known only at run time stays an onnx_node that declares float32 results:
+// it reads float32 (its consumers still compute in the low type).
+TEST(convert_precision, deferred_onnx_nodes_keep_their_declared_types) {
+    auto model = onnx_test::make_model(17);
+    onnx_test::add_input(model, "x", {4, 6});
+    onnx_test::add_input(model, "s", {2}, onnx::TensorProto::INT64);
+    onnx_test::add_node(model, "Reshape", "reshape", {"x", "s"}, {"y"});
+    onnx_test::add_node(model, "Neg", "neg", {"y"}, {"z"});
+    onnx_test::add_output(model, "z", {"?", "?"});
+    auto* y = model.mutable_graph()->add_value_info();
+    y->set_name("y");
+    onnx_test::set_type(y, onnx_test::onnx_float, {"?", "?"});
+    program before = onnx_test::parse(model);
+    ASSERT_EQ(count_ops(before, "onnx_node"), 1u);
+    program after = copy_program(before);
+    run_passes(after, {convert_precision{dtype::float16}}, {.dump_dir = ""});
+    EXPECT_EQ(input_type(after, "onnx_node"), dtype::float32);
+    EXPECT_EQ(input_type(after, "neg"), dtype::float16);
+    param_map in = random_inputs(before.main(), 5);   // static x; s is set below
+    std::vector<std::int64_t> dims = {6, 4};
+    in["s"] = from_int64s(shape(dtype::int64, std::vector<std::size_t>{2}), dims);
+    auto want = evaluate(before, in), got = evaluate(after, in);
+    EXPECT_EQ(got[0].get_shape().lens(), (std::vector<std::size_t>{6, 4}));
+    EXPECT_LE(relative_l2(got[0], want[0]), fp16_tol);
 }
 
 TEST(convert_precision, control_flow_bodies_keep_their_interface) {
