@@ -8,6 +8,31 @@
 
 namespace kiln {
 
+namespace {
+
+// Copies `r` into the arena at `offset` (a tuple's elements one after another, each aligned, as
+// plan_memory lays them out) and returns the copy; `offset` moves past it.
+argument copy_into(const argument& r, std::byte* base, std::size_t& offset) {
+    const shape& s = r.get_shape();
+    if (s.is_tuple()) {
+        std::vector<argument> elements;
+        for (const auto& sub : r.sub_arguments()) {
+            std::size_t a = buffer_alignment(sub.get_shape().type());
+            offset = (offset + a - 1) / a * a;
+            elements.push_back(copy_into(sub, base, offset));
+        }
+        return argument(std::move(elements));
+    }
+    literal packed(r);
+    std::size_t bytes = packed.get_shape().bytes();
+    std::memcpy(base + offset, packed.get_argument().data(), bytes);
+    argument copy(packed.get_shape(), base + offset, nullptr);
+    offset += bytes;
+    return copy;
+}
+
+}  // namespace
+
 std::vector<argument> run_in_arena(const module& m, const memory_plan& plan, const param_map& inputs) {
     std::vector<std::byte> storage(plan.arena_bytes + 256);
     auto* base = reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 255) / 256 * 256);
@@ -34,11 +59,9 @@ std::vector<argument> run_in_arena(const module& m, const memory_plan& plan, con
             values[&ins] = r;
             continue;
         }
-        literal packed(r);
-        const shape& s = packed.get_shape();
-        EXPECT_LE(s.bytes(), ins.get_shape().bytes()) << describe(m, ins);
-        std::memcpy(base + at->second, packed.get_argument().data(), s.bytes());
-        values[&ins] = argument(s, base + at->second, nullptr);
+        std::size_t end = at->second;
+        values[&ins] = copy_into(r, base, end);
+        EXPECT_LE(end, plan.arena_bytes) << describe(m, ins) << " overruns the arena";
     }
     ADD_FAILURE() << "module has no @return";
     return {};

@@ -138,6 +138,35 @@ TEST(memory_plan, a_wrong_plan_fails_the_checker_and_the_arena_run) {
     expect_error([&] { check_memory_plan(r.p.main(), r.plan); }, "has no arena offset");
 }
 
+// An if's results are one tuple buffer (elements one after another, each aligned); get_tuple_elem
+// views it.
+TEST(memory_plan, tuple_results_are_one_buffer) {
+    program p = parse_text(
+        "module: \"main\"\n"
+        "c = @param:c -> bool_type, {}\n"
+        "x = @param:x -> float_type, {2, 3}\n"
+        "@0 = if(c,x), [then_b, else_b]\n"
+        "@1 = get_tuple_elem[index=1](@0)\n"
+        "@2 = neg(@1)\n"
+        "@3 = @return(@2)\n"
+        "\n"
+        "module: \"then_b\"\n"
+        "a = @param:a -> float_type, {2, 3}\n"
+        "@0 = neg(a)\n"
+        "@1 = abs(a)\n"
+        "@2 = @return(@0,@1)\n"
+        "\n"
+        "module: \"else_b\"\n"
+        "a = @param:a -> float_type, {2, 3}\n"
+        "@0 = @return(a,a)\n");
+    memory_plan plan = plan_memory(p.main());
+    EXPECT_EQ(plan.offsets.size(), 2u);
+    EXPECT_EQ(plan.intermediate_bytes, 256u + 24 + 24);
+    EXPECT_EQ(plan.in_place, 0u);   // neg reads the tuple through a view
+    EXPECT_EQ(plan.arena_bytes, 2 * 256u + 24);
+    for (std::uint64_t seed : {1, 2}) expect_plan_holds(p.main(), plan, random_inputs(p.main(), seed));
+}
+
 TEST(memory_plan, dynamic_shapes_are_an_error) {
     program p = parse_text(
         "x = @param:x -> float_type, {batch[1..8], 4}\n"
