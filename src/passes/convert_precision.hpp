@@ -10,7 +10,10 @@
 //    converted up and their results converted down only for consumers that compute in the low
 //    type (a reduction returned by the module or feeding another reduction stays float32).
 //  - ops with submodules (if, loop, fused regions) keep float32 inputs: their bodies are modules
-//    that this pass converts on their own, keeping their float32 interfaces.
+//    that this pass converts on their own, keeping their float32 interfaces. So do ops that still
+//    declare float32 results when given low inputs (a deferred ONNX node checks its declared
+//    types at run time);
+//  - a convert into float32 (from integers, say) converts into the low type instead.
 // Integer, bool and float64 tensors are untouched. Nothing is clamped afterwards: whatever
 // could overflow the low type is computed in float32 in the first place.
 //
