@@ -1,6 +1,7 @@
 #include "passes/pipeline.hpp"
 
 #include "passes/common_subexpression.hpp"
+#include "passes/convert_precision.hpp"
 #include "passes/dead_code.hpp"
 #include "passes/fuse_epilogues.hpp"
 #include "passes/fuse_pointwise.hpp"
@@ -11,16 +12,26 @@
 namespace kiln {
 
 std::vector<pass> generic_passes(const compile_options& opts) {
-    if (!opts.optimize) return {};
-    return {
-        propagate_constant{},              // fold constants and shape arithmetic from the frontend
-        eliminate_common_subexpression{},  // exporters repeat subgraphs and constants
-        recognize_patterns{},              // layernorm, gelu, silu, softmax, attention written out by exporters
-        eliminate_dead_code{},
-        fuse_epilogues{},                  // dot/gemm/convolution + bias, activation, residual: one kernel
-        fuse_reduce{},                     // reductions with their pointwise producers and consumers
-        fuse_pointwise{},                  // what is left of pointwise trees, one kernel each
-    };
+    std::vector<pass> passes;
+    if (opts.optimize) {
+        passes = {
+            propagate_constant{},              // fold constants and shape arithmetic from the frontend
+            eliminate_common_subexpression{},  // exporters repeat subgraphs and constants
+            recognize_patterns{},              // layernorm, gelu, silu, softmax, attention written out by exporters
+            eliminate_dead_code{},
+        };
+    }
+    // After folding and recognition (constants fold in float32, and a recognised layernorm or softmax
+    // stays float32 as one op), before any fusion (fused bodies keep the types they were fused with).
+    if (opts.precision != compute_precision::fp32) passes.push_back(convert_precision{low_type(opts.precision)});
+    if (opts.optimize) {
+        passes.insert(passes.end(), {
+            fuse_epilogues{},   // dot/gemm/convolution + bias, activation, residual: one kernel
+            fuse_reduce{},      // reductions with their pointwise producers and consumers
+            fuse_pointwise{},   // what is left of pointwise trees, one kernel each
+        });
+    }
+    return passes;
 }
 
 }  // namespace kiln

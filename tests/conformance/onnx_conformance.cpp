@@ -5,6 +5,8 @@
 // at other intermediate precisions than kiln's; bfloat16 uses rtol 2e-2, float16 rtol 4e-3.
 // Prints a line per failing case, a per-op summary and a final "N passed, N failed" line. Exits
 // non-zero when a case outside the expected-failures list fails or a listed case passes.
+// --precision fp16|bf16 compiles each model to compute in 16 bits (its float32 inputs and outputs
+// keep their type), for sweeping the precision conversion over every op.
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
@@ -30,6 +32,7 @@ struct options {
     bool verbose = false;
     double rtol = 1e-3, atol = 1e-5;
     double rel_l2 = 0;   // when set, float outputs pass on relative L2 error below it instead
+    compute_precision precision = compute_precision::fp32;   // --precision fp16|bf16 (float32 models in 16 bits)
 };
 
 // Lines of a list file without comments: "name" or "name  # reason".
@@ -108,7 +111,7 @@ std::string run_case(const fs::path& dir, const options& o, const target& t) {
             if (!data.input_names[i].empty()) opts.input_dims[data.input_names[i]] = data.inputs[i].get_shape().lens();
         opts.warn = [](const std::string&) {};
         program p = parse_onnx_file((dir / "model.onnx").string(), opts);
-        compile(p, t);
+        compile(p, t, {.precision = o.precision});
         auto names = p.main().parameter_names();
         if (names.size() != data.inputs.size())
             return cat("model has ", names.size(), " inputs, test data ", data.inputs.size());
@@ -122,6 +125,13 @@ std::string run_case(const fs::path& dir, const options& o, const target& t) {
         }
     }
     return "";
+}
+
+compute_precision parse_precision(const std::string& s) {
+    if (s == "fp32") return compute_precision::fp32;
+    if (s == "fp16") return compute_precision::fp16;
+    if (s == "bf16") return compute_precision::bf16;
+    fail("--precision ", s, ": expected fp32, fp16 or bf16");
 }
 
 options parse_args(int argc, char** argv) {
@@ -138,6 +148,7 @@ options parse_args(int argc, char** argv) {
         else if (a == "--skips") o.skips_path = next();
         else if (a == "--filter") o.filter = next();
         else if (a == "--rel-l2") o.rel_l2 = std::stod(next());
+        else if (a == "--precision") o.precision = parse_precision(next());
         else if (a == "--write-expected") o.write_expected = next();
         else if (a == "-v" || a == "--verbose") o.verbose = true;
         else fail("unknown option '", a, "'");

@@ -1,0 +1,50 @@
+// Memory planning: places every intermediate result of a module in one arena, reusing the bytes
+// of buffers that are no longer live.
+//  - Buffers: instructions that compute a fresh result. Parameters and literals live outside the
+//    arena; a view (output_alias >= 0) has no buffer of its own: it reads its input's, so that
+//    buffer stays live until the view's last use. Returned values stay live to the end.
+//  - Lifetime of a buffer: from the instruction that writes it to its last use (inclusive: an op
+//    reads its inputs while it writes its output, so the two must not share bytes).
+//  - In place: a pointwise op writes over an input when that input is an arena buffer read
+//    directly (not through a view), laid out as the output (same lens, strides and element
+//    size), read by no other input of the op through a view, and this op is its last use.
+//  - Assignment: buffers by size, largest first, each at the lowest aligned offset that overlaps
+//    no placed buffer whose lifetime intersects its own.
+//  - Alignment: every buffer starts on a multiple of buffer_alignment(dtype) = 256 bytes, a
+//    multiple of every element size, and what cudaMalloc guarantees (and cuBLASLt, cuDNN and
+//    vectorised generated kernels expect), so a target can use arena offsets as it would fresh
+//    allocations.
+// This is an analysis, not a pass: it does not change the program. Targets call plan_memory on
+// the module they run, after their own lowering (which adds and fuses instructions), and
+// allocate one arena of arena_bytes; the ref target allocates per instruction and needs none.
+// Shapes must be static.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <unordered_map>
+
+#include "core/module.hpp"
+
+namespace kiln {
+
+struct memory_plan {
+    std::unordered_map<const instruction*, std::size_t> offsets;   // arena byte offset of each buffer
+    std::size_t arena_bytes = 0;
+    std::size_t intermediate_bytes = 0;   // one buffer per intermediate, no reuse
+    std::size_t in_place = 0;             // pointwise results written over their input
+
+    // "arena N bytes (sum of intermediates M bytes, X%)"
+    std::string report() const;
+};
+
+std::size_t buffer_alignment(dtype t);
+
+// Throws naming the instruction when a result has a dynamic shape.
+memory_plan plan_memory(const module& m);
+
+// Throws naming both instructions when two buffers whose lifetimes intersect share arena bytes
+// (except a pointwise op's output over its input as described above), and when a buffer has no
+// offset, is misaligned or lies outside the arena.
+void check_memory_plan(const module& m, const memory_plan& plan);
+
+}  // namespace kiln
