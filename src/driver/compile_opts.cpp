@@ -123,7 +123,7 @@ std::string describe_options(const compile_options& o) {
 
 std::string format_compile_report(const compile_report& r, const compile_settings& s) {
     std::string out = "Compiled for " + r.target + " (" + describe_options(s.options) + ") in " + ms_text(r.total_ms);
-    if (r.passes.empty()) out += ": no passes";
+    if (r.passes.empty() && r.kernels == 0 && s.ignored.empty()) return out + "\n";
     for (std::size_t i = 0; i < r.passes.size(); ++i) {
         const auto& [name, ms] = r.passes[i];
         char pct[16];
