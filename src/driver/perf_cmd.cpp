@@ -35,13 +35,13 @@ void print_report(const perf_report& r, std::size_t batch) {
     }
     char rate[64];
     std::snprintf(rate, sizeof rate, "%.1f/sec", r.rate() * static_cast<double>(batch));
-    std::cout << "\nBatch size: " << batch << "\nRate: " << rate << "\nTotal time: " << ms(r.mean) << " (mean of "
-              << r.iterations << " runs)\n"
-              << "Run time: min " << ms(r.min) << ", median " << ms(r.median) << ", p90 " << ms(r.p90) << ", p99 "
+    std::cout << "\nBatch size: " << batch << "\nRate: " << rate << "\nTotal time: " << ms(r.iq_mean)
+              << " (interquartile mean of " << r.iterations << " runs)\n"
+              << "Run time: mean " << ms(r.mean) << ", min " << ms(r.min) << ", median " << ms(r.median) << ", p90 " << ms(r.p90) << ", p99 "
               << ms(r.p99) << ", max " << ms(r.max) << "\n";
     if (!r.instructions.empty())
         std::cout << "Total instructions time: " << ms(r.instructions_ms) << "\nOverhead time: " << ms(r.overhead_ms)
-                  << ", " << pct(r.overhead_ms, r.mean) << "\n";
+                  << ", " << pct(r.overhead_ms, r.iq_mean) << "\n";
 }
 
 int run_perf(const parsed_args& args) {
@@ -76,10 +76,10 @@ command perf_command() {
         "Compiles FILE for the target (a saved program loads without compiling again), runs it once to\n"
         "warm up, then N times whole and N times timing each instruction. Prints the compile report,\n"
         "each instruction of main with its average time and share of the instructions' total, a\n"
-        "summary by op (largest first), the batch size (--batch) and rate (items per second), the mean\n"
-        "run time with min, median, p90, p99 and max, the instructions' total and the overhead (the\n"
-        "mean run minus the instructions' total; negative when timing each instruction costs more\n"
-        "than it leaves out). --trace writes one run as a Chrome trace (JSON): one slice per\n"
+        "summary by op (largest first), the batch size (--batch) and rate (items per second), the\n"
+        "total time (the mean of the middle half of the runs), the runs' mean, min, median, p90, p99\n"
+        "and max, the instructions' total and the overhead (the total time minus the instructions'\n"
+        "total; negative when timing each instruction costs more than it leaves out). --trace writes one run as a Chrome trace (JSON): one slice per\n"
         "instruction or kernel, which ui.perfetto.dev and chrome://tracing open.";
     s.options = input_option_specs();
     std::vector<option_spec> own = {

@@ -29,6 +29,10 @@ void time_whole_runs(const program& p, const target& t, const param_map& inputs,
     double sum = 0;
     for (double v : r.run_ms) sum += v;
     r.mean = r.run_ms.empty() ? 0 : sum / static_cast<double>(r.run_ms.size());
+    std::size_t lo = r.run_ms.size() / 4, hi = std::max(lo + 1, r.run_ms.size() - r.run_ms.size() / 4);
+    double mid = 0;
+    for (std::size_t i = lo; i < hi; ++i) mid += r.run_ms[i];
+    r.iq_mean = mid / static_cast<double>(hi - lo);
     r.min = percentile(r.run_ms, 0);
     r.median = percentile(r.run_ms, 0.5);
     r.p90 = percentile(r.run_ms, 0.9);
@@ -65,7 +69,7 @@ void time_instructions(const program& p, const target& t, const param_map& input
     }
     r.by_op.assign(by_op.begin(), by_op.end());
     std::stable_sort(r.by_op.begin(), r.by_op.end(), [](auto& a, auto& b) { return a.second > b.second; });
-    r.overhead_ms = r.mean - r.instructions_ms;
+    r.overhead_ms = r.iq_mean - r.instructions_ms;
 }
 
 std::string json_string(const std::string& s) {

@@ -23,9 +23,12 @@ struct perf_report {
     std::vector<std::pair<std::string, double>> by_op;        // total ms per op, largest first
     std::vector<double> run_ms;                               // each whole run, sorted
     double mean = 0, min = 0, median = 0, p90 = 0, p99 = 0, max = 0;
+    // The mean of the middle half of the runs (as MIGraphX reports): the total time and the
+    // rate, steady where a busy machine stalls a few runs.
+    double iq_mean = 0;
     double instructions_ms = 0;   // the sum of the instructions' averages
-    double overhead_ms = 0;       // mean run minus that (negative when observing costs more)
-    double rate() const { return mean > 0 ? 1000.0 / mean : 0; }
+    double overhead_ms = 0;       // iq_mean minus that (negative when observing costs more)
+    double rate() const { return iq_mean > 0 ? 1000.0 / iq_mean : 0; }
 };
 
 // One warm-up run, `iterations` whole runs, then `iterations` observed runs.

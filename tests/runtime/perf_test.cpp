@@ -57,13 +57,15 @@ TEST(perf, report_is_consistent) {
     EXPECT_LE(r.p90, r.p99);
     EXPECT_LE(r.p99, r.max);
     EXPECT_GT(r.mean, 0);
-    EXPECT_NEAR(r.rate(), 1000 / r.mean, 1e-9);
+    EXPECT_NEAR(r.rate(), 1000 / r.iq_mean, 1e-9);
+    EXPECT_LE(r.min, r.iq_mean);
+    EXPECT_LE(r.iq_mean, r.max);
     ASSERT_FALSE(r.by_op.empty());
     for (std::size_t i = 1; i < r.by_op.size(); ++i) EXPECT_GE(r.by_op[i - 1].second, r.by_op[i].second);
     double sum = 0;
     for (const auto& i : r.instructions) sum += i.ms;
     EXPECT_NEAR(sum, r.instructions_ms, 1e-9);
-    EXPECT_NEAR(r.overhead_ms, r.mean - r.instructions_ms, 1e-9);
+    EXPECT_NEAR(r.overhead_ms, r.iq_mean - r.instructions_ms, 1e-9);
 }
 
 TEST(perf, percentile_is_nearest_rank) {
