@@ -75,7 +75,7 @@ command perf_command() {
     s.description =
         "Compiles FILE for the target (a saved program loads without compiling again), runs it once to\n"
         "warm up, then N times whole and N times timing each instruction. Prints the compile report,\n"
-        "each instruction of main with its average time and share of the instructions' total, a\n"
+        "each instruction of main with its time (interquartile mean) and share of the instructions' total, a\n"
         "summary by op (largest first), the batch size (--batch) and rate (items per second), the\n"
         "total time (the mean of the middle half of the runs), the runs' mean, min, median, p90, p99\n"
         "and max, the instructions' total and the overhead (the total time minus the instructions'\n"

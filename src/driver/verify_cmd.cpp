@@ -117,7 +117,7 @@ command verify_command() {
         {{"--bisect"}, option_spec::flag, "", "find the first instruction whose value differs from ref"},
         {{"--reduce", "-r"}, option_spec::flag, "", "bisect, then print the program cut down to that instruction"},
         {{"--output", "-o"}, option_spec::one, "FILE", "write the --reduce program to FILE (text IR)"},
-        {{"--quiet"}, option_spec::flag, "", "print only the results (and no progress)"},
+        {{"--quiet"}, option_spec::flag, "", "print only the results"},
     };
     s.options.insert(s.options.end(), own.begin(), own.end());
     for (auto& o : compile_option_specs()) s.options.push_back(o);

@@ -19,6 +19,15 @@ double since(clock_type::time_point start) {
     return std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
 }
 
+// The mean of the middle half of sorted values.
+double interquartile_mean(const std::vector<double>& sorted) {
+    if (sorted.empty()) return 0;
+    std::size_t lo = sorted.size() / 4, hi = std::max(lo + 1, sorted.size() - sorted.size() / 4);
+    double sum = 0;
+    for (std::size_t i = lo; i < hi; ++i) sum += sorted[i];
+    return sum / static_cast<double>(hi - lo);
+}
+
 void time_whole_runs(const program& p, const target& t, const param_map& inputs, perf_report& r) {
     for (std::size_t i = 0; i < r.iterations; ++i) {
         auto start = clock_type::now();
@@ -29,10 +38,7 @@ void time_whole_runs(const program& p, const target& t, const param_map& inputs,
     double sum = 0;
     for (double v : r.run_ms) sum += v;
     r.mean = r.run_ms.empty() ? 0 : sum / static_cast<double>(r.run_ms.size());
-    std::size_t lo = r.run_ms.size() / 4, hi = std::max(lo + 1, r.run_ms.size() - r.run_ms.size() / 4);
-    double mid = 0;
-    for (std::size_t i = lo; i < hi; ++i) mid += r.run_ms[i];
-    r.iq_mean = mid / static_cast<double>(hi - lo);
+    r.iq_mean = interquartile_mean(r.run_ms);
     r.min = percentile(r.run_ms, 0);
     r.median = percentile(r.run_ms, 0.5);
     r.p90 = percentile(r.run_ms, 0.9);
@@ -50,11 +56,12 @@ void time_instructions(const program& p, const target& t, const param_map& input
         r.instructions.push_back({instruction_line(m, ins, names), std::string(ins.name()), 0});
     }
     bool observed = false;
+    std::vector<std::vector<double>> samples(r.instructions.size());
     for (std::size_t i = 0; i < r.iterations; ++i)
         t.run_observed(p, inputs, [&](const instruction& ins, const argument&, double ms) {
             auto it = index.find(&ins);
             if (it == index.end()) return;
-            r.instructions[it->second].ms += ms;
+            samples[it->second].push_back(ms);
             observed = true;
         });
     if (!observed) {
@@ -62,8 +69,10 @@ void time_instructions(const program& p, const target& t, const param_map& input
         return;
     }
     std::map<std::string, double> by_op;
-    for (auto& it : r.instructions) {
-        it.ms /= static_cast<double>(r.iterations);
+    for (std::size_t i = 0; i < r.instructions.size(); ++i) {
+        auto& it = r.instructions[i];
+        std::sort(samples[i].begin(), samples[i].end());
+        it.ms = interquartile_mean(samples[i]);
         r.instructions_ms += it.ms;
         by_op[it.op] += it.ms;
     }

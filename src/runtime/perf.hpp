@@ -13,7 +13,7 @@ namespace kiln {
 struct instruction_time {
     std::string line;   // the instruction in the printed form
     std::string op;     // its op name (the summary groups by it)
-    double ms = 0;      // average over the observed runs
+    double ms = 0;      // interquartile mean over the observed runs
 };
 
 struct perf_report {
