@@ -54,7 +54,9 @@ int bisect(const parsed_args& args, const session& s, const param_map& in, const
         return 0;
     }
     std::cout << "First diverging instruction (" << b.checks << " prefix programs checked):\n  " << b.instruction
-              << "\n  inputs:\n";
+              << "\n";
+    if (!b.node.empty()) std::cout << "  node: " << b.node << "\n";
+    std::cout << "  inputs:\n";
     for (const auto& i : b.inputs) std::cout << "    " << i << "\n";
     if (!b.kernel.empty()) std::cout << "  compiled as:\n    " << b.kernel << "\n";
     std::cout << describe(b.cmp);

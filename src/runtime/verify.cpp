@@ -1,6 +1,7 @@
 #include "runtime/verify.hpp"
 
 #include <iterator>
+#include <optional>
 
 #include "core/error.hpp"
 #include "runtime/program_tools.hpp"
@@ -119,6 +120,7 @@ bisect_result bisect_program(const program& p, const target& t, const param_map&
     // The first failing output, then the lowest failing position found by halving the range
     // [first computing instruction, that output].
     auto ret = m.get_return();
+    if (ret == m.end()) fail("bisect: module main has no @return");
     std::optional<std::size_t> hi;
     std::pair<comparison, std::string> hi_check;
     for (auto out : ret->inputs()) {
@@ -164,6 +166,7 @@ bisect_result bisect_program(const program& p, const target& t, const param_map&
     b.found = true;
     b.position = *hi;
     b.instruction = instruction_line(m, *at[*hi], names);
+    b.node = at[*hi]->source_name();
     for (auto in : at[*hi]->inputs()) b.inputs.push_back(names.at(&*in) + ": " + to_string(in->get_shape()));
     b.cmp = hi_check.first;
     b.kernel = hi_check.second;

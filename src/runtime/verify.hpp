@@ -36,6 +36,7 @@ struct bisect_result {
     bool found = false;                 // false: every output passes
     std::size_t position = 0;           // in p's main
     std::string instruction;            // its line in the printed form
+    std::string node;                   // the frontend's name for it (an ONNX node), if any
     std::vector<std::string> inputs;    // "@2: float_type, {2, 3}, {3, 1}" for each input
     std::string kernel;                 // the compiled instruction that produced it (a fused
                                         // kernel's line when the target fused it)

@@ -72,7 +72,9 @@ TEST_F(verify_fixture, broken_target_fails_and_reports_the_worst_element) {
 }
 
 TEST_F(verify_fixture, bisect_finds_the_broken_kernel) {
+    std::next(p.main().begin(), 5)->set_source_name("Mul_7");
     bisect_result b = bisect_program(p, broken, in, {});
+    EXPECT_EQ(b.node, "Mul_7");
     ASSERT_TRUE(b.found);
     EXPECT_EQ(b.instruction.rfind("@2 = mul(@0,@1)", 0), 0u) << b.instruction;
     ASSERT_EQ(b.inputs.size(), 2u);
