@@ -1,6 +1,7 @@
 #include "core/eval.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -61,6 +62,7 @@ struct interpreter {
     const module& m;
     std::unordered_map<const instruction*, argument> results;
     std::unordered_map<const instruction*, std::size_t> uses_left;
+    const instruction_observer* observe = nullptr;
 
     argument run_one(const instruction& ins) {
         std::vector<argument> args;
@@ -81,6 +83,8 @@ struct interpreter {
         if (inputs.size() != params.size())
             fail("module ", m.name(), ": ", params.size(), " inputs expected, ", inputs.size(), " given");
         for (std::size_t i = 0; i < params.size(); ++i) results[&*params[i]] = bind_input(m, *params[i], inputs[i]);
+        if (observe)
+            for (auto p : params) (*observe)(*p, results.at(&*p), 0.0);
         for (const auto& ins : m) uses_left[&ins] = ins.outputs().size();
         const instruction* last = nullptr;
         for (const auto& ins : m) {
@@ -88,6 +92,7 @@ struct interpreter {
             if (ins.is_param()) continue;
             if (ins.is_literal()) {
                 results[&ins] = ins.get_literal().get_argument();
+                if (observe) (*observe)(ins, results[&ins], 0.0);
                 continue;
             }
             if (ins.is_return()) {
@@ -95,11 +100,15 @@ struct interpreter {
                 for (auto in : ins.inputs()) outs.push_back(results.at(&*in));
                 return outs;
             }
+            auto start = std::chrono::steady_clock::now();
             try {
                 results[&ins] = run_one(ins);
             } catch (const error& e) {
                 fail(describe(m, ins), ": ", e.what());
             }
+            if (observe)
+                (*observe)(ins, results[&ins],
+                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
             release_inputs(ins);
         }
         if (!last) return {};
@@ -127,7 +136,7 @@ argument compute_op(const operation& op, std::span<const argument> args, std::sp
 }
 
 std::vector<argument> evaluate(const module& m, std::span<const argument> inputs) {
-    interpreter it{m, {}, {}};
+    interpreter it{m, {}, {}, nullptr};
     return it.run(inputs);
 }
 
@@ -150,5 +159,18 @@ std::vector<argument> evaluate(const module& m, const param_map& inputs) {
 }
 
 std::vector<argument> evaluate(const program& p, const param_map& inputs) { return evaluate(p.main(), inputs); }
+
+std::vector<argument> evaluate(const program& p, const param_map& inputs, const instruction_observer& observe) {
+    const module& m = p.main();
+    std::vector<argument> ordered;
+    for (const auto& name : m.parameter_names()) {
+        auto it = inputs.find(name);
+        if (it == inputs.end()) return evaluate(m, inputs);   // names the missing inputs
+        ordered.push_back(it->second);
+    }
+    if (ordered.size() != inputs.size()) return evaluate(m, inputs);   // names the unknown ones
+    interpreter it{m, {}, {}, &observe};
+    return it.run(ordered);
+}
 
 }  // namespace kiln

@@ -1,6 +1,7 @@
 // The interpreter: evaluates a module with every op's reference compute. The ref target runs
 // programs with it, and constant folding evaluates constant subgraphs with it.
 #pragma once
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -18,6 +19,12 @@ std::vector<argument> evaluate(const module& m, const param_map& inputs);
 // Same with inputs in parameter declaration order (how submodules are called).
 std::vector<argument> evaluate(const module& m, std::span<const argument> inputs);
 std::vector<argument> evaluate(const program& p, const param_map& inputs);
+
+// Called after each instruction of the evaluated module (parameters and literals included, its
+// submodules' instructions not) with its result and the time its compute took: perf times
+// instructions with it, verify looks at intermediate values.
+using instruction_observer = std::function<void(const instruction& ins, const argument& result, double ms)>;
+std::vector<argument> evaluate(const program& p, const param_map& inputs, const instruction_observer& observe);
 
 // Evaluates one op on concrete arguments (as the interpreter does for each instruction).
 argument compute_op(const operation& op, std::span<const argument> args, std::span<module* const> mods = {});

@@ -38,6 +38,8 @@ struct pass_options {
     bool validate = true;                 // check the IR after every pass
     std::ostream* trace = nullptr;        // print the program after every pass
     std::ostream* timings = nullptr;      // print each pass's time
+    // Called after each pass with its name and time (compile reports, progress).
+    std::function<void(const std::string& pass, double ms)> on_pass;
     std::vector<std::string> disabled;    // pass names to skip (for bisecting)
     std::string dump_dir = "/tmp/kiln";   // where a failing pass's input program is written; empty: no dump
 };

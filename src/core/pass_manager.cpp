@@ -59,6 +59,7 @@ void run_passes(program& p, const std::vector<pass>& pipeline, const pass_option
             }
         }
         auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (opts.on_pass) opts.on_pass(ps.name(), ms);
         if (opts.timings) *opts.timings << ps.name() << ": " << ms << " ms\n";
         if (opts.trace) *opts.trace << "after " << ps.name() << ":\n" << to_string(p) << "\n";
     }

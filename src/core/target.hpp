@@ -38,6 +38,13 @@ public:
     virtual argument copy_from(const argument& device) const = 0;
     // Runs a program compiled for this target.
     virtual std::vector<argument> run(const program& p, const param_map& inputs) const = 0;
+    // Runs calling `observe` after each instruction (or kernel) of main where the target can
+    // (perf's per-instruction report, verify's intermediate values); by default it cannot.
+    virtual std::vector<argument> run_observed(const program& p, const param_map& inputs,
+                                               const instruction_observer& observe) const {
+        (void)observe;
+        return run(p, inputs);
+    }
 };
 
 // "ref" (and later "cpu", "gpu"); an unknown or unbuilt target is an error naming the built ones.

@@ -13,6 +13,9 @@ command op_command();       // op_cmd.cpp
 command read_command();     // inspect_cmds.cpp
 command params_command();   // inspect_cmds.cpp
 command run_command();      // run_cmd.cpp
+command compile_command();  // compile_cmd.cpp
+command verify_command();   // verify_cmd.cpp
+command perf_command();     // perf_cmd.cpp
 command onnx_command();     // onnx_cmd.cpp
 
 }  // namespace kiln::driver

@@ -1,10 +1,11 @@
 // kiln read and kiln params: load a program and show it, or show its interface.
 #include <iostream>
 
+#include "core/target.hpp"
 #include "driver/commands.hpp"
 #include "driver/display.hpp"
 #include "driver/loader.hpp"
-#include "driver/program_json.hpp"
+#include "driver/program_output.hpp"
 
 namespace kiln::driver {
 
@@ -15,7 +16,11 @@ program load(const parsed_args& args, model_file& f) { return load_model(f, read
 int run_read(const parsed_args& args) {
     model_file f = open_model(args);
     program p = load(args, f);
-    write_text(args.has("--json") ? program_to_json(p) : to_string(p), args.get("--output"));
+    saved_program_info info;
+    if (f.saved) info = f.saved->info;
+    info.options.optimize = args.has("--optimize");
+    if (info.options.optimize) compile(p, *make_target("ref"), info.options);
+    write_program(args, p, info);
     return 0;
 }
 
@@ -34,20 +39,20 @@ int run_params(const parsed_args& args) {
 command read_command() {
     command_spec s;
     s.name = "read";
-    s.summary = "load a program and print it (text IR or JSON)";
+    s.summary = "load a program and print it (text IR, JSON, DOT) or convert it";
     s.positional = "FILE";
     s.description =
         "Loads FILE (kiln text IR, the form 'kiln read' prints, or an ONNX model) and prints the\n"
         "program: every literal in full, so the output reads back to the same program. Parse errors\n"
         "name the file, line and column (text IR) or the node (ONNX). An ONNX model's symbolic\n"
-        "input dims need sizes (or ranges): --dim-param, --default-dim or --input-dim.";
-    s.options = {
-        {{"--json"}, option_spec::flag, "", "print the program as JSON: modules, then one instruction per line\n"
-                                            "with its op, attributes, inputs, shape (and a literal's values)"},
-        {{"--output", "-o"}, option_spec::one, "FILE", "write to FILE instead of stdout"},
-    };
+        "input dims need sizes (or ranges): --dim-param, --default-dim or --input-dim. With -O the\n"
+        "generic passes run first (as on the ref target). Output formats: see the options; -o's\n"
+        "extension picks one when no format flag is given (.json, .dot, .svg, .kiln, else text).";
+    s.options = output_option_specs();
+    s.options.push_back({{"--optimize", "-O"}, option_spec::flag, "", "run the generic passes before printing"});
     for (auto& o : loader_options()) s.options.push_back(o);
-    s.examples = {"kiln read mlp.kir", "kiln read mlp.kir --json -o mlp.json", "kiln read model.onnx --dim-param batch=1:64"};
+    s.examples = {"kiln read mlp.kir", "kiln read mlp.kir --json -o mlp.json", "kiln read mlp.kir -O --brief",
+                  "kiln read mlp.kir -g -o mlp.dot", "kiln read model.onnx --dim-param batch=1:64"};
     return {s, run_read};
 }
 

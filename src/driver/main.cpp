@@ -11,7 +11,8 @@ namespace kiln::driver {
 namespace {
 
 std::vector<command> all_commands() {
-    return {op_command(), read_command(), params_command(), run_command(), onnx_command()};
+    return {op_command(),      read_command(),   params_command(), compile_command(),
+            run_command(),     verify_command(), perf_command(),   onnx_command()};
 }
 
 std::string driver_help(const std::vector<command>& cmds) {
@@ -21,7 +22,9 @@ std::string driver_help(const std::vector<command>& cmds) {
     for (const auto& c : cmds) s += "  " + c.spec.name + std::string(8 - c.spec.name.size(), ' ') + c.spec.summary + "\n";
     s += "\n'kiln COMMAND --help' describes a command and its options.\n\n"
          "examples:\n  kiln op --list\n  kiln params mlp.kir\n  kiln run mlp.kir --fill1\n"
-         "  kiln run model.onnx --input x=x.npy --save-outputs out\n";
+         "  kiln run model.onnx --input x=x.npy --save-outputs out\n"
+         "  kiln compile model.onnx -O -o model.kiln\n  kiln perf model.kiln -n 100 --trace trace.json\n"
+         "  kiln verify model.onnx -O --bisect\n";
     return s;
 }
 

@@ -3,7 +3,9 @@
 #include <unordered_map>
 
 #include "core/reflect.hpp"
+#include "core/error.hpp"
 #include "driver/display.hpp"
+#include "runtime/program_serial.hpp"
 
 namespace kiln::driver {
 
@@ -67,6 +69,68 @@ std::string program_to_json(const program& p) {
         first = false;
     }
     return s + "\n  ]\n}\n";
+}
+
+namespace {
+
+// One instruction of the printed JSON in runtime/program_serial's form: inputs by index, a
+// literal's values as a payload.
+value serial_instruction(const value& ins, std::unordered_map<std::string, std::size_t>& index,
+                         std::vector<value>& payloads) {
+    value v = value_object{};
+    const std::string& op = ins.at("op").as_string();
+    const std::string& name = ins.at("name").as_string();
+    v.set("op", op);
+    if (op == "@param") v.set("name", name);
+    if (op == "@literal") {
+        v.set("payload", payloads.size());
+        payloads.push_back(ins.at("values"));
+    }
+    if (ins.contains("attributes") && op[0] != '@') v.set("attributes", ins.at("attributes"));
+    value_array inputs;
+    if (ins.contains("inputs"))
+        for (const auto& in : ins.at("inputs").as_array()) {
+            auto it = index.find(in.as_string());
+            if (it == index.end()) fail("instruction '", name, "': input '", in.as_string(), "' is not defined before it");
+            inputs.emplace_back(it->second);
+        }
+    if (!inputs.empty()) v.set("inputs", value(std::move(inputs)));
+    if (ins.contains("modules")) v.set("modules", ins.at("modules"));
+    if (ins.contains("shape")) v.set("shape", ins.at("shape"));
+    index[name] = index.size();
+    return v;
+}
+
+literal literal_from_values(const value& vals, const shape& s) {
+    if (is_float(s.type())) {
+        std::vector<double> d;
+        for (const auto& x : vals.as_array()) d.push_back(x.is_bool() ? x.as_bool() : x.as_float());
+        return literal(s, d);
+    }
+    std::vector<std::int64_t> i;
+    for (const auto& x : vals.as_array()) i.push_back(x.is_bool() ? x.as_bool() : x.as_int());
+    return literal(s, i);
+}
+
+}  // namespace
+
+program program_from_json(const std::string& text, const std::string& path) {
+    try {
+        value doc = parse_json(text);
+        std::vector<value> payloads;
+        value_array mods;
+        for (const auto& m : doc.at("modules").as_array()) {
+            std::unordered_map<std::string, std::size_t> index;
+            value_array instructions;
+            for (const auto& ins : m.at("instructions").as_array())
+                instructions.push_back(serial_instruction(ins, index, payloads));
+            mods.push_back(value{{"name", m.at("name")}, {"instructions", value(std::move(instructions))}});
+        }
+        return program_from_value(value{{"modules", value(std::move(mods))}},
+                                  [&](std::size_t i, const shape& s) { return literal_from_values(payloads.at(i), s); });
+    } catch (const error& e) {
+        fail("'", path, "': ", e.what());
+    }
 }
 
 }  // namespace kiln::driver

@@ -15,5 +15,7 @@ namespace kiln::driver {
 
 // One instruction per line, so that large programs stay readable and diffable.
 std::string program_to_json(const program& p);
+// Reads that form back (kiln --kiln-json); errors name `path` and the instruction.
+program program_from_json(const std::string& text, const std::string& path);
 
 }  // namespace kiln::driver

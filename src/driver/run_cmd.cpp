@@ -12,33 +12,13 @@
 #include "driver/inputs.hpp"
 #include "driver/loader.hpp"
 #include "driver/run_io.hpp"
+#include "driver/session.hpp"
 
 namespace kiln::driver {
 
 namespace {
 
 constexpr std::size_t values_shown = 10;
-
-fill_spec read_fill(const parsed_args& args, const std::string& opt) {
-    fill_spec f;
-    for (const auto& use : args.uses(opt)) {
-        if (use.empty()) f.all = true;
-        f.names.insert(use.begin(), use.end());
-    }
-    return f;
-}
-
-input_options read_input_options(const parsed_args& args) {
-    input_options o;
-    o.seed = parse_count(args.get("--seed", "0"), "--seed");
-    o.zeros = read_fill(args, "--fill0");
-    o.ones = read_fill(args, "--fill1");
-    if (o.zeros.all && o.ones.all) throw usage_error("--fill0 and --fill1 both given without names");
-    for (const auto& n : o.zeros.names)
-        if (o.ones.names.count(n)) throw usage_error("input '" + n + "' is named by both --fill0 and --fill1");
-    o.dims = read_dim_options(args);
-    return o;
-}
 
 tolerance read_tolerance(const parsed_args& args) {
     tolerance t;
@@ -63,18 +43,6 @@ void print_output(const std::string& name, const argument& a, bool all) {
     std::cout << "\n";
 }
 
-const char* const target_names[] = {"ref", "cpu", "gpu"};
-
-std::string chosen_target(const parsed_args& args) {
-    std::string name;
-    for (const char* t : target_names) {
-        if (!args.has(std::string("--") + t)) continue;
-        if (!name.empty()) throw usage_error("give one target: --" + name + " and --" + t + " are both given");
-        name = t;
-    }
-    return name.empty() ? "ref" : name;
-}
-
 struct timed_outputs {
     std::vector<argument> outs;
     double ms = 0;   // the evaluation alone: no inputs, no printing
@@ -87,12 +55,6 @@ timed_outputs evaluate(const program& p, const target& t, const std::vector<gene
     timed_outputs r{t.run(p, params)};
     r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return r;
-}
-
-void print_program_and_inputs(const program& p, const std::vector<generated_input>& inputs, std::uint64_t seed) {
-    std::cout << brief_program(p) << "\n";
-    if (!inputs.empty()) std::cout << "Inputs (seed " << seed << "):\n";
-    for (const auto& in : inputs) std::cout << in.name << ": " << to_string(in.arg.get_shape()) << ": " << in.how << "\n";
 }
 
 // Compares the outputs with the test data's; fails (exit 1) when one differs.
@@ -110,39 +72,29 @@ void check_test_data(const std::string& dir, const onnx_test_data& td, const mod
 }
 
 int run_run(const parsed_args& args) {
-    input_options opts = read_input_options(args);
     tolerance tol = read_tolerance(args);
-    auto t = make_target(chosen_target(args));   // names the built targets when this one is not
-    model_file f = open_model(args);
-    add_npy_inputs(args, opts);
     std::string test_dir = args.get("--test-data");
     std::optional<onnx_test_data> td;
-    if (!test_dir.empty()) add_test_data_inputs(test_dir, td.emplace(read_onnx_test_data(test_dir)), f, opts);
-    program p = load_model(f, opts.dims, true);
-    compile(p, *t);
-    auto inputs = make_inputs(p.main(), opts);   // before printing, so that its errors come first
-    if (args.has("--save-outputs")) prepare_saving(args.get("--save-outputs"), f, p.main().output_shapes());
+    session s = open_session(args, [&](session& s) {
+        if (!test_dir.empty()) add_test_data_inputs(test_dir, td.emplace(read_onnx_test_data(test_dir)), s.file, s.inputs);
+    });
     bool quiet = args.has("--quiet");
-    if (!quiet) print_program_and_inputs(p, inputs, opts.seed);
-    if (!quiet) std::cout << "\nRunning on " << t->name() << " ...\n";
-    auto [outs, ms] = evaluate(p, *t, inputs);
-    for (std::size_t i = 0; i < outs.size(); ++i) print_output(output_label(f, i), outs[i], args.has("--print-all"));
+    std::string report = s.saved() ? saved_summary(s.file) + "\n"
+                                   : format_compile_report(compile_with_report(s.prog, *s.tgt, s.settings.options, quiet),
+                                                           s.settings);
+    auto inputs = make_inputs(s.prog.main(), s.inputs);   // before printing, so that its errors come first
+    if (args.has("--save-outputs")) prepare_saving(args.get("--save-outputs"), s.file, s.prog.main().output_shapes());
+    if (!quiet) std::cout << brief_program(s.prog) << "\n" << describe_inputs(inputs, s.inputs.seed) << "\n" << report;
+    if (!quiet) std::cout << "Running on " << s.tgt->name() << " ...\n";
+    auto [outs, ms] = evaluate(s.prog, *s.tgt, inputs);
+    for (std::size_t i = 0; i < outs.size(); ++i) print_output(output_label(s.file, i), outs[i], args.has("--print-all"));
     std::printf("Time: %.3f ms\n", ms);
     if (args.has("--save-outputs")) {
-        auto files = save_outputs(args.get("--save-outputs"), f, outs);
+        auto files = save_outputs(args.get("--save-outputs"), s.file, outs);
         if (!quiet) std::cout << "Saved to " << args.get("--save-outputs") << ": " << list_names(files) << "\n";
     }
-    if (td) check_test_data(test_dir, *td, f, outs, tol);
+    if (td) check_test_data(test_dir, *td, s.file, outs, tol);
     return 0;
-}
-
-option_spec target_option(const std::string& name) {
-    auto built = built_targets();
-    bool is_built = std::find(built.begin(), built.end(), name) != built.end();
-    std::string help = "run on the " + name + " target";
-    if (name == "ref") help += " (the default)";
-    if (!is_built) help += " (not built into this kiln)";
-    return {{"--" + name}, option_spec::flag, "", help};
 }
 
 }  // namespace
@@ -150,12 +102,14 @@ option_spec target_option(const std::string& name) {
 command run_command() {
     command_spec s;
     s.name = "run";
-    s.summary = "evaluate the program once (on the ref target) with given or generated inputs";
+    s.summary = "compile the program and evaluate it once with given or generated inputs";
     s.positional = "FILE";
     s.description =
-        "Loads FILE (kiln text IR or an ONNX model), prints it (literals of more than 16 values as\n"
-        "'@literal{ ... }'), fills every input, compiles the program for the target and evaluates it\n"
-        "once (on ref by default: every op's reference loop, no rewriting), and prints each output's\n"
+        "Loads FILE (kiln text IR or JSON, a saved program or an ONNX model), compiles it for the\n"
+        "target (ref by default: no passes without -O; a saved program is compiled already and\n"
+        "loads without compiling again, its load time reported), prints the compiled program\n"
+        "(literals of more than 16 values as '@literal{ ... }'), its inputs and the compile report,\n"
+        "evaluates it once and prints each output's\n"
         "shape and first " + std::to_string(values_shown) + " values, then the time the evaluation took.\n"
         "Inputs come from --input (.npy files) or --test-data, else are random unless --fill0/--fill1\n"
         "name them: floats uniform in [-1, 1], signed integers uniform in [-4, 4], unsigned in [0, 8],\n"
@@ -163,22 +117,21 @@ command run_command() {
         "same seed gives the same values. A given input's shape sizes the input (ONNX: before parsing).\n"
         "With --test-data, each output is compared with the expected one (|got - expected| <=\n"
         "atol + rtol * |expected| for every element); any output that differs makes the exit status 1.";
-    s.options = {
-        {{"--seed"}, option_spec::one, "N", "seed of the random inputs (default 0)"},
-        {{"--fill0"}, option_spec::many, "[NAME...]", "fill these inputs (all when no NAME) with 0s", true},
-        {{"--fill1"}, option_spec::many, "[NAME...]", "fill these inputs (all when no NAME) with 1s", true},
-        {{"--input"}, option_spec::one, "NAME=FILE.npy", "the value of input NAME, from a numpy .npy file", true},
+    s.options = input_option_specs();
+    std::vector<option_spec> own = {
         {{"--test-data"}, option_spec::one, "DIR",
          "an ONNX test_data_set folder: inputs from input_K.pb (in the model's\ninput order), outputs compared with output_K.pb"},
         {{"--rtol"}, option_spec::one, "R", "relative tolerance of --test-data (default 1e-3)"},
         {{"--atol"}, option_spec::one, "A", "absolute tolerance of --test-data (default 1e-5)"},
         {{"--save-outputs"}, option_spec::one, "DIR", "write each output to DIR/NAME.npy (NAME: the ONNX output name,\nelse #output_I)"},
         {{"--print-all"}, option_spec::flag, "", "print every value of each output"},
-        {{"--quiet", "--brief"}, option_spec::flag, "", "print only the outputs and the time"},
+        {{"--quiet", "--brief"}, option_spec::flag, "", "print only the outputs and the time (no progress either)"},
     };
-    for (const char* t : target_names) s.options.push_back(target_option(t));
+    s.options.insert(s.options.end(), own.begin(), own.end());
+    for (auto& o : compile_option_specs()) s.options.push_back(o);
     for (auto& o : loader_options()) s.options.push_back(o);
-    s.examples = {"kiln run mlp.kir", "kiln run mlp.kir --fill1 --print-all --quiet",
+    s.examples = {"kiln run mlp.kir", "kiln run mlp.kir --fill1 --print-all --quiet", "kiln run mlp.kir -O --fp16",
+                  "kiln run mlp.kiln",
                   "kiln run model.kir --seed 7 --fill0 mask --input-dim @x 4 784",
                   "kiln run model.onnx --input x=img.npy --save-outputs out",
                   "kiln run model.onnx --dim-param batch=8",

@@ -174,7 +174,11 @@ mapping map_file(const std::string& path) {
     ::fstat(fd, &st);
     auto size = static_cast<std::size_t>(st.st_size);
     if (size < preamble_bytes) {
+        char head[preamble_bytes] = {};
+        auto n = ::read(fd, head, preamble_bytes);
         ::close(fd);
+        if (n < 0 || std::memcmp(head, magic, std::min<std::size_t>(static_cast<std::size_t>(n), 8)) != 0 || n == 0)
+            fail("'", path, "' is not a kiln saved program (wrong magic bytes)");
         fail("'", path, "' is truncated: ", size, " bytes, less than the ", preamble_bytes, "-byte preamble");
     }
     void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);

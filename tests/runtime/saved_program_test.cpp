@@ -98,8 +98,8 @@ TEST_F(saved_program_test, literals_borrow_the_mapping_aligned) {
     save_program(sample_program(), {}, file);
     loaded_program l = load_program(file);
     for (const auto& ins : l.prog.main()) {
-        if (ins.is_literal())
-            EXPECT_EQ(reinterpret_cast<std::uintptr_t>(ins.get_literal().get_argument().data()) % 64, 0u);
+        if (!ins.is_literal()) continue;
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(ins.get_literal().get_argument().data()) % 64, 0u);
     }
     // The program outlives the file: the mapping stays valid.
     fs::remove(file);

@@ -18,6 +18,10 @@ struct onnx_options {
     std::map<std::string, dynamic_dim> dim_params;
     // Size of any symbolic dim not set otherwise; without it an unset dim is an error.
     std::optional<std::size_t> default_dim;
+    // Dynamic dims of named inputs (`--dyn-input-dim @x "[{min:1,max:64}, 3, 224, 224]"`).
+    std::map<std::string, std::vector<dynamic_dim>> dyn_input_dims;
+    // Range of any symbolic dim not set otherwise (`--default-dyn-dim "{min:1,max:64}"`).
+    std::optional<dynamic_dim> default_dyn_dim;
     // Keep parsing past unsupported ops (their outputs fail at run time, naming the node).
     bool skip_unknown_operators = false;
     // Receives warnings (e.g. nodes not in topological order); prints to stderr when empty.

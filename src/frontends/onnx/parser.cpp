@@ -81,6 +81,19 @@ shape input_shape(const onnx::ValueInfoProto& vi, const onnx_options& opts) {
         }
         return {t, it->second};
     }
+    if (auto it = opts.dyn_input_dims.find(vi.name()); it != opts.dyn_input_dims.end()) {
+        if (tt.has_shape() && static_cast<std::size_t>(tt.shape().dim_size()) != it->second.size())
+            fail("input '", vi.name(), "' has ", tt.shape().dim_size(), " dims in the model but ", it->second.size(),
+                 " were given");
+        for (int i = 0; tt.has_shape() && i < tt.shape().dim_size(); ++i) {
+            const auto& d = tt.shape().dim(i);
+            const auto& given = it->second[static_cast<std::size_t>(i)];
+            if (d.has_dim_value() && !(given.is_fixed() && given.min == static_cast<std::size_t>(d.dim_value())))
+                fail("input '", vi.name(), "' dim ", i, " is ", d.dim_value(), " in the model but ", given.min, "..",
+                     given.max, " was given");
+        }
+        return shape(t, it->second);
+    }
     if (!tt.has_shape()) fail("input '", vi.name(), "' has no shape in the model; give it with --input-dim");
     std::vector<dynamic_dim> dims;
     for (int i = 0; i < tt.shape().dim_size(); ++i) {
@@ -97,6 +110,10 @@ shape input_shape(const onnx::ValueInfoProto& vi, const onnx_options& opts) {
             dims.push_back(dd);
         } else if (opts.default_dim) {
             dims.push_back({*opts.default_dim, *opts.default_dim, {}, {}});
+        } else if (opts.default_dyn_dim) {
+            dynamic_dim dd = *opts.default_dyn_dim;
+            if (dd.symbol.empty() && !dd.is_fixed()) dd.symbol = sym;
+            dims.push_back(dd);
         } else {
             fail("input '", vi.name(), "' dim ", i, sym.empty() ? " is unknown" : " is '" + sym + "'",
                  ": set it with ", sym.empty() ? "--input-dim @" + vi.name() + " ..." : "--dim-param " + sym + "=N",

@@ -1,0 +1,43 @@
+// The options that say how a program is compiled (target, -O, precision, target tuning), shared
+// by compile, run, verify and perf; and compiling with progress and a report of where the time
+// went.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/target.hpp"
+#include "driver/args.hpp"
+#include "driver/loader.hpp"
+
+namespace kiln::driver {
+
+struct compile_settings {
+    std::string target = "ref";
+    compile_options options;
+    std::vector<std::string> ignored;   // options the target has no use for, with why
+};
+
+std::vector<option_spec> compile_option_specs();
+// Throws usage_error for conflicting flags and kiln::error for features not built yet (--int8,
+// --fp8; --gpu/--cpu name the built targets).
+compile_settings read_compile_settings(const parsed_args& args);
+// A saved program is compiled already: compile options are an error, a target flag must name
+// its target.
+void check_saved_settings(const parsed_args& args, const model_file& f);
+
+struct compile_report {
+    std::string target;
+    std::vector<std::pair<std::string, double>> passes;   // name, ms
+    double total_ms = 0;
+    std::size_t kernels = 0, cache_hits = 0;             // compiled kernels (none on ref)
+};
+
+// Compiles in place, showing progress on a terminal (stderr) unless `quiet`.
+compile_report compile_with_report(program& p, const target& t, const compile_options& o, bool quiet);
+// "Compiled for ref in 1.2 ms: propagate_constant 0.8 ms (67%), ..." and the kernel count.
+std::string format_compile_report(const compile_report& r, const compile_settings& s);
+// "-O, fp16" or "no passes".
+std::string describe_options(const compile_options& o);
+
+}  // namespace kiln::driver

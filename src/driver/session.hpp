@@ -1,0 +1,38 @@
+// What run, verify and perf share: the model, how it is compiled, the target, and the options
+// that make its inputs.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/target.hpp"
+#include "driver/compile_opts.hpp"
+#include "driver/inputs.hpp"
+#include "driver/loader.hpp"
+
+namespace kiln::driver {
+
+// --seed, --fill0, --fill1, --input.
+std::vector<option_spec> input_option_specs();
+input_options read_input_options(const parsed_args& args);
+
+struct session {
+    model_file file;
+    compile_settings settings;          // a saved program's own, when FILE is one
+    std::unique_ptr<target> tgt;
+    input_options inputs;
+    program prog;                       // as loaded (compiled already when FILE is saved)
+    bool saved() const { return file.saved.has_value(); }
+};
+
+// Reads the options, opens FILE, checks the compile options against it and loads the program.
+// `before_load` adds inputs that size the program (run's --test-data).
+session open_session(const parsed_args& args, const std::function<void(session&)>& before_load = {});
+
+// The inputs as a param_map (after make_inputs).
+param_map to_param_map(const std::vector<generated_input>& inputs);
+
+// "x: float_type, {1, 28, 28}: uniform in [-1, 1]" per input, after "Inputs (seed N):".
+std::string describe_inputs(const std::vector<generated_input>& inputs, std::uint64_t seed);
+
+}  // namespace kiln::driver

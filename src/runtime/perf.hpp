@@ -1,0 +1,43 @@
+// perf: timing a compiled program. Whole runs give the rate and the spread (min, median, p90,
+// p99); runs observed per instruction give each instruction's (or kernel's) share; one observed
+// run can be written as a Chrome trace (chrome://tracing, ui.perfetto.dev).
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/target.hpp"
+
+namespace kiln {
+
+struct instruction_time {
+    std::string line;   // the instruction in the printed form
+    std::string op;     // its op name (the summary groups by it)
+    double ms = 0;      // interquartile mean over the observed runs
+};
+
+struct perf_report {
+    std::size_t iterations = 0;
+    std::vector<instruction_time> instructions;               // main's, in order (empty when
+                                                              // the target cannot observe)
+    std::vector<std::pair<std::string, double>> by_op;        // total ms per op, largest first
+    std::vector<double> run_ms;                               // each whole run, sorted
+    double mean = 0, min = 0, median = 0, p90 = 0, p99 = 0, max = 0;
+    // The mean of the middle half of the runs (as MIGraphX reports): the total time and the
+    // rate, steady where a busy machine stalls a few runs.
+    double iq_mean = 0;
+    double instructions_ms = 0;   // the sum of the instructions' averages
+    double overhead_ms = 0;       // iq_mean minus that (negative when observing costs more)
+    double rate() const { return iq_mean > 0 ? 1000.0 / iq_mean : 0; }
+};
+
+// One warm-up run, `iterations` whole runs, then `iterations` observed runs.
+perf_report measure_program(const program& p, const target& t, const param_map& inputs, std::size_t iterations);
+
+// A Chrome trace (JSON) of one observed run: a slice for the run and one per instruction.
+std::string trace_program(const program& p, const target& t, const param_map& inputs);
+
+// The value at fraction q (0..1) of sorted values (nearest rank).
+double percentile(const std::vector<double>& sorted, double q);
+
+}  // namespace kiln
