@@ -50,11 +50,11 @@ rule transpose_through_pointwise() {
                     else if (!in->is_literal() || aligned_lens(in->get_shape(), rank).empty()) return false;
                 }
                 shape result(f->get_shape().type(), r.root()->get_shape().lens());
-                if (moved == 0 || !some_user_takes(r.root(), result)) return false;
+                if (moved == 0 || !users_take(r.root(), result, uses::all)) return false;
                 std::vector<instruction_ref> inputs;
                 for (auto in : f->inputs())
                     inputs.push_back(in->is_literal() ? transposed_literal(r, in, rank, p) : in->inputs().front());
-                return replace_where_shape_allows(r, r.add(f->get_operator(), inputs));
+                return replace_where_shape_allows(r, r.add(f->get_operator(), inputs), uses::all);
             }};
 }
 

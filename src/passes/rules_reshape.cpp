@@ -63,8 +63,9 @@ rule reshape_merge() {
                 if (b["x"]->get_shape().lens() == out.lens()) return replace_where_shape_allows(r, b["x"]);
                 // A relabelling chain gives standard strides, except perhaps on dims of length 1.
                 shape merged(out.type(), out.lens());
-                if (!out.standard() || !some_user_takes(r.root(), merged)) return false;
-                return replace_where_shape_allows(r, r.add("reshape", {b["x"]}, value{{"dims", to_value(out.lens())}}));
+                if (!out.standard() || !users_take(r.root(), merged, uses::all)) return false;
+                auto merged_op = r.add("reshape", {b["x"]}, value{{"dims", to_value(out.lens())}});
+                return replace_where_shape_allows(r, merged_op, uses::all);
             }};
 }
 
@@ -76,8 +77,8 @@ rule literal_view() {
                 if (!used_once_live(c) || c->get_shape().dynamic()) return false;
                 const argument& a = c->get_literal().get_argument();
                 literal folded(compute_op(r.root()->get_operator(), std::span(&a, 1)));
-                if (!some_user_takes(r.root(), folded.get_shape())) return false;
-                return replace_where_shape_allows(r, r.add_literal(std::move(folded)));
+                if (!users_take(r.root(), folded.get_shape(), uses::all)) return false;
+                return replace_where_shape_allows(r, r.add_literal(std::move(folded)), uses::all);
             }};
 }
 

@@ -8,41 +8,6 @@
 namespace kiln {
 
 namespace {
-// Whether `user`, reading a value of shape `s` where it reads `from`, keeps its own shape.
-bool keeps_shape(instruction_ref user, instruction_ref from, const shape& s) {
-    if (user->is_return()) return false;
-    std::vector<shape> shapes;
-    for (auto in : user->inputs()) shapes.push_back(in == from ? s : in->get_shape());
-    return user->get_operator().compute_shape(shapes, user->module_inputs()) == user->get_shape();
-}
-}  // namespace
-
-bool some_user_takes(instruction_ref root, const shape& s) {
-    if (s == root->get_shape()) return true;
-    const shape& b = root->get_shape();
-    if (s.type() != b.type() || s.lens() != b.lens() || s.dynamic() || b.dynamic()) return false;
-    for (auto user : root->outputs())
-        if (keeps_shape(user, root, s)) return true;
-    return false;
-}
-
-bool replace_where_shape_allows(rewriter& r, instruction_ref with) {
-    auto root = r.root();
-    if (with->get_shape() == root->get_shape()) {
-        r.replace(with);
-        return true;
-    }
-    if (!some_user_takes(root, with->get_shape())) return false;
-    for (auto user : std::vector<instruction_ref>(root->outputs())) {
-        if (!keeps_shape(user, root, with->get_shape())) continue;
-        std::vector<instruction_ref> inputs = user->inputs();
-        std::replace(inputs.begin(), inputs.end(), root, with);
-        r.mod().replace_instruction(user, user->get_operator(), inputs, user->module_inputs());
-    }
-    return true;
-}
-
-namespace {
 // Whether something reads `ins`' result in the end. Rewrites leave short dead chains, so past a
 // few levels an instruction is taken as live.
 bool live(instruction_ref ins, int depth = 8) {
@@ -51,7 +16,44 @@ bool live(instruction_ref ins, int depth = 8) {
         if (live(u, depth - 1)) return true;
     return false;
 }
+
+// Whether `user`, reading a value of shape `s` where it reads `from`, keeps its own shape. Ops
+// with submodules pass inputs on to parameters of declared shapes: they are left alone.
+bool keeps_shape(instruction_ref user, instruction_ref from, const shape& s) {
+    if (user->is_return() || !user->module_inputs().empty()) return false;
+    std::vector<shape> shapes;
+    for (auto in : user->inputs()) shapes.push_back(in == from ? s : in->get_shape());
+    return user->get_operator().compute_shape(shapes) == user->get_shape();
+}
 }  // namespace
+
+bool users_take(instruction_ref root, const shape& s, uses which) {
+    if (s == root->get_shape()) return true;
+    const shape& b = root->get_shape();
+    if (s.type() != b.type() || s.lens() != b.lens() || s.dynamic() || b.dynamic()) return false;
+    bool some = false;
+    for (auto user : root->outputs()) {
+        if (keeps_shape(user, root, s)) some = true;
+        else if (which == uses::all && live(user)) return false;
+    }
+    return some;
+}
+
+bool replace_where_shape_allows(rewriter& r, instruction_ref with, uses which) {
+    auto root = r.root();
+    if (with->get_shape() == root->get_shape()) {
+        r.replace(with);
+        return true;
+    }
+    if (!users_take(root, with->get_shape(), which)) return false;
+    for (auto user : std::vector<instruction_ref>(root->outputs())) {
+        if (!keeps_shape(user, root, with->get_shape())) continue;
+        std::vector<instruction_ref> inputs = user->inputs();
+        std::replace(inputs.begin(), inputs.end(), root, with);
+        r.mod().replace_instruction(user, user->get_operator(), inputs);
+    }
+    return true;
+}
 
 bool used_once_live(instruction_ref ins) {
     std::size_t n = 0;

@@ -20,12 +20,17 @@ bool used_once_live(instruction_ref ins);
 // The permutation of a transpose (an empty attribute reverses the dims).
 std::vector<std::int64_t> perm_of(instruction_ref transpose);
 
+// Which uses of a value a layout-changing replacement must move: `some` where the replacement
+// already exists (the old value may stay for the rest), `all` where it is new work that must not
+// duplicate the old.
+enum class uses { some, all };
 // Makes the root's users read `with` instead. `with` has the root's lens and type; when its
 // strides differ too, only users whose own shape does not change are rewired (never @return,
-// whose outputs keep their layout). Returns whether any use moved.
-bool replace_where_shape_allows(rewriter& r, instruction_ref with);
-// Whether replace_where_shape_allows would move some use of `root` to a value of shape `s`.
-bool some_user_takes(instruction_ref root, const shape& s);
+// whose outputs keep their layout, nor ops with submodules), and with uses::all only when every
+// live user can be. Returns whether any use moved.
+bool replace_where_shape_allows(rewriter& r, instruction_ref with, uses which = uses::some);
+// Whether replace_where_shape_allows would move uses of `root` to a value of shape `s`.
+bool users_take(instruction_ref root, const shape& s, uses which);
 
 // Whether an op on this instruction's inputs turns into a constant scale that folds away: a
 // convolution, gemm or dot whose weights (input 1) are a literal.

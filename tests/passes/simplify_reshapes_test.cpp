@@ -98,6 +98,17 @@ TEST(simplify_reshapes, transpose_through_pointwise_declines_without_a_pair) {
     EXPECT_EQ(count_ops(p, "transpose"), 1u);
 }
 
+TEST(simplify_reshapes, transpose_through_pointwise_declines_when_it_would_compute_twice) {
+    // The outer transpose is also an output (whose layout stays): moving the relu for the exp
+    // alone would compute it twice.
+    program p = simplify(x234 + "@0 = transpose[permutation={0, 2, 1}](x) -> float_type, {2, 4, 3}, {12, 1, 4}\n"
+                                "@1 = relu(@0) -> " + shape_text({2, 4, 3}) + "\n"
+                                "@2 = transpose[permutation={0, 2, 1}](@1) -> float_type, {2, 3, 4}, {12, 1, 3}\n"
+                                "@3 = exp(@2) -> " + shape_text({2, 3, 4}) + "\n@4 = @return(@2, @3)\n");
+    EXPECT_EQ(count_ops(p, "relu"), 1u);
+    EXPECT_EQ(count_ops(p, "transpose"), 2u);
+}
+
 TEST(simplify_reshapes, contiguous_goes_where_a_view_suffices) {
     program p = simplify(x234 + "@0 = transpose[permutation={0, 2, 1}](x) -> float_type, {2, 4, 3}, {12, 1, 4}\n"
                                 "@1 = contiguous(@0) -> " + shape_text({2, 4, 3}) + "\n"
@@ -105,6 +116,14 @@ TEST(simplify_reshapes, contiguous_goes_where_a_view_suffices) {
                                 "@3 = contiguous(x) -> " + shape_text({2, 3, 4}) + "\n"
                                 "@4 = @return(@2, @3)\n");
     EXPECT_EQ(count_ops(p, "contiguous"), 0u);
+    // A copy that is also an output stays for the output only.
+    program partial = simplify(x234 + "@0 = transpose[permutation={0, 2, 1}](x) -> float_type, {2, 4, 3}, {12, 1, 4}\n"
+                                      "@1 = contiguous(@0) -> " + shape_text({2, 4, 3}) + "\n"
+                                      "@2 = exp(@1) -> " + shape_text({2, 4, 3}) + "\n"
+                                      "@3 = @return(@1, @2)\n");
+    EXPECT_EQ(count_ops(partial, "contiguous"), 1u);
+    auto exp = std::prev(partial.main().get_return(), 1);
+    EXPECT_EQ(exp->inputs().front()->name(), "transpose");
 }
 
 TEST(simplify_reshapes, contiguous_stays_at_return_and_under_views) {
