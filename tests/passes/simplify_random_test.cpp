@@ -3,6 +3,7 @@
 // and must simplify something over the seeds (a test that can fail both ways).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "core/reflect.hpp"
@@ -20,24 +21,28 @@ using lens_t = std::vector<std::size_t>;
 
 class graph_builder {
 public:
-    explicit graph_builder(std::uint32_t seed) : rng_(seed) {}
+    explicit graph_builder(std::uint32_t seed, dtype t = dtype::float32) : rng_(seed), type_(t) {}
     module& m() { return p_.main(); }
     program take() { return std::move(p_); }
 
     std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_); }
     double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
 
-    // A float literal of these lens: random values, or all `special` when one is drawn.
+    // A literal of these lens: random values (integers: -3..3 without 0), or all one special value.
     instruction_ref constant(const lens_t& lens, bool nonzero = false) {
         static const double specials[] = {0.0, 1.0, 2.0, 0.5, -0.25, 4.0};
-        shape s(dtype::float32, lens);
+        shape s(type_, lens);
         std::vector<double> v(s.elements());
         bool special = pick(3) == 0;
         double sv = specials[pick(6)];
         if (nonzero && sv == 0) sv = 2.0;
-        for (auto& x : v) x = special ? sv : uniform(0.5, 1.5) * (pick(2) ? 1 : -1);
+        double lo = is_float(type_) ? 0.5 : 1, hi = is_float(type_) ? 1.5 : 3.99;
+        for (auto& x : v) x = special ? sv : std::floor(uniform(lo, hi) * 100) / 100 * (pick(2) ? 1 : -1);
+        if (!is_float(type_))
+            for (auto& x : v) x = std::trunc(x);
         return m().add_literal(literal(s, v));
     }
+    dtype type() const { return type_; }
     instruction_ref add(const std::string& op, std::vector<instruction_ref> in, const value& attrs = value()) {
         return m().add_instruction(make_op(op, attrs), std::move(in));
     }
@@ -57,29 +62,32 @@ public:
 
 private:
     std::mt19937 rng_;
+    dtype type_;
     program p_;
 };
 
 // x -> a chain of pointwise ops with constants (identities, powers, negations, converts).
-program pointwise_chain(std::uint32_t seed) {
-    graph_builder g(seed);
+program pointwise_chain(std::uint32_t seed, dtype t) {
+    graph_builder g(seed, t);
+    bool ints = !is_float(t);
     lens_t lens{2, 3, 4};
-    auto y = g.m().add_parameter("x", shape(dtype::float32, lens));
+    auto y = g.m().add_parameter("x", shape(t, lens));
     for (std::size_t step = 0, n = 3 + g.pick(5); step < n; ++step) {
         switch (g.pick(7)) {
         case 0: y = g.add("add", {y, g.broadcastable(lens)}); break;
         case 1: y = g.add("sub", {y, g.broadcastable(lens)}); break;
         case 2: y = g.add("mul", {g.broadcastable(lens), y}); break;
-        case 3: y = g.add("div", {y, g.broadcastable(lens, true)}); break;
+        case 3: y = ints ? g.add("mul", {y, g.add("neg", {y})}) : g.add("div", {y, g.broadcastable(lens, true)}); break;
         case 4: y = g.add("neg", {g.pick(2) ? g.add("neg", {y}) : y}); break;
         case 5: {
             static const double exps[] = {1.0, 2.0, 0.5};
-            y = g.add("pow", {y, g.m().add_literal(literal(shape(dtype::float32, lens_t{1}), std::vector<double>{exps[g.pick(3)]}))});
+            double e = exps[g.pick(ints ? 2 : 3)];
+            y = g.add("pow", {y, g.m().add_literal(literal(shape(t, lens_t{1}), std::vector<double>{e}))});
             break;
         }
         default: {
-            auto wide = g.add("convert", {y}, value{{"target_type", "double"}});
-            y = g.add("convert", {wide}, value{{"target_type", "float"}});
+            auto wide = g.add("convert", {y}, value{{"target_type", ints ? "int64" : "double"}});
+            y = g.add("convert", {wide}, value{{"target_type", std::string(dtype_name(t))}});
         }
         }
     }
@@ -154,7 +162,11 @@ void check_family(const char* family, program (*make)(std::uint32_t), int seeds)
               << " seeds\n";
 }
 
-TEST(simplify_random, pointwise_chains_keep_their_results) { check_family("pointwise", pointwise_chain, 200); }
+program float_chain(std::uint32_t seed) { return pointwise_chain(seed, dtype::float32); }
+program int_chain(std::uint32_t seed) { return pointwise_chain(seed, dtype::int32); }
+
+TEST(simplify_random, pointwise_chains_keep_their_results) { check_family("pointwise", float_chain, 200); }
+TEST(simplify_random, integer_chains_keep_their_results) { check_family("integer", int_chain, 200); }
 TEST(simplify_random, view_chains_keep_their_results) { check_family("views", view_chain, 200); }
 TEST(simplify_random, conv_blocks_keep_their_results) { check_family("conv", conv_block, 100); }
 
