@@ -42,7 +42,7 @@ void check_model(const std::string& dir) {
     std::cout << dir << ": " << count_instructions(before) << " -> " << count_instructions(after)
               << " instructions; batch norms " << count_ops(before, "batch_norm_inference") << " -> "
               << count_ops(after, "batch_norm_inference") << "; relative L2 " << relative_l2(got[0], want[0])
-              << "\n";
+              << std::endl;
 }
 
 TEST(simplify_models, exported_models_keep_their_outputs) {

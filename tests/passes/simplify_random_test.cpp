@@ -159,7 +159,7 @@ void check_family(const char* family, program (*make)(std::uint32_t), int seeds)
     }
     EXPECT_LT(after_total, before_total) << family << ": the passes simplified nothing";
     std::cout << family << ": " << before_total << " -> " << after_total << " instructions over " << seeds
-              << " seeds\n";
+              << " seeds" << std::endl;
 }
 
 program float_chain(std::uint32_t seed) { return pointwise_chain(seed, dtype::float32); }
