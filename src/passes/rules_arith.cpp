@@ -1,7 +1,9 @@
 // Arithmetic rules: identities, constant reassociation, negation, pow and exact division.
 // Identities only fire when x already has the result's lens (a constant that broadcasts x to a
 // larger shape declines). x + 0 -> x may turn a -0.0 sum of +0.0 into -0.0: the values are equal.
-// Reassociating float constants rounds c1 * c2 once instead of twice: within float rounding.
+// Reassociating float constants rounds c1 * c2 once instead of twice: within float rounding
+// (unless x * c1 overflowed, which the folded form may not). Integers wrap, so their
+// reassociations are exact. Every rule declines on dynamic shapes.
 #include <cmath>
 
 #include "core/reflect.hpp"
@@ -44,6 +46,12 @@ bool exact_reciprocal(instruction_ref c) {
         recips.push_back(1 / v);
     }
     return to_doubles(literal(c->get_shape(), recips).get_argument()) == recips;
+}
+
+// The rule, declining on dynamic shapes (whose broadcasts are only known at run time).
+rule static_only(rule r) {
+    r.pattern = r.pattern.where([](instruction_ref ins) { return !ins->get_shape().dynamic(); });
+    return r;
 }
 
 bool same_lens_as_root(rewriter& r, instruction_ref x) { return x->get_shape().lens() == r.root()->get_shape().lens(); }
@@ -133,15 +141,16 @@ bool scale_folds(instruction_ref x) {
 }  // namespace
 
 std::vector<rule> arith_rules() {
-    std::vector<rule> rules = identity_rules();
-    for (auto& group : {power_rules(), negation_rules()}) rules.insert(rules.end(), group.begin(), group.end());
-    auto f = fold_rules();
-    rules.insert(rules.end(), f.begin(), f.end());
+    std::vector<rule> rules;
+    for (auto& group : {identity_rules(), power_rules(), negation_rules()})
+        for (const auto& r : group) rules.push_back(static_only(r));
+    auto folds = fold_rules();
+    rules.insert(rules.end(), folds.begin(), folds.end());
     return rules;
 }
 
 std::vector<rule> fold_rules() {
-    return {
+    std::vector<rule> rules{
         // (x * c1) * c2 -> x * (c1 * c2)
         reassociate("mul"),
         // (x + c1) + c2 -> x + (c1 + c2)
@@ -155,6 +164,8 @@ std::vector<rule> fold_rules() {
              return true;
          }},
     };
+    for (auto& r : rules) r = static_only(std::move(r));
+    return rules;
 }
 
 }  // namespace kiln
