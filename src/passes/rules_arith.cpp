@@ -6,7 +6,6 @@
 // reassociations are exact. Every rule declines on dynamic shapes.
 #include <cmath>
 
-#include "core/reflect.hpp"
 #include "passes/simplify_rules.hpp"
 
 namespace kiln {
@@ -25,13 +24,10 @@ rule to_x(std::string name, match::pattern p) {
             [](rewriter& r, const bindings& b) { return replace_where_shape_allows(r, b["x"]); }};
 }
 
-// x * 0 -> 0 for integers: a zero of the result's shape.
+// x * 0 -> 0 for integers: a literal zero of the result's shape (what propagate_constant would
+// make of any broadcast zero).
 bool replace_by_zero(rewriter& r, const bindings&) {
-    auto root = r.root();
-    const auto& lens = root->get_shape().lens();
-    auto zero = r.add_scalar(root->get_shape().type(), 0);
-    auto wide = r.add("multibroadcast", {zero}, value{{"out_lens", to_value(lens)}});
-    r.replace(r.add("contiguous", {wide}));
+    r.replace(r.add_literal(literal(argument(r.root()->get_shape().as_standard()))));
     return true;
 }
 

@@ -62,7 +62,7 @@ TEST(simplify_algebra, mul_by_zero_folds_for_integers_only) {
                        "@0 = @literal{0} -> int32_type, {1}, {1}\n"
                        "@1 = mul(@0, x) -> int32_type, {2, 3}, {3, 1}\n"
                        "@2 = @return(@1)\n";
-    EXPECT_EQ(count_ops(simplify(ints), "mul"), 0u);
+    EXPECT_EQ(count_instructions(simplify(ints)), 0u);   // a literal zero
     // NaN * 0 and inf * 0 are NaN: a float x * 0 stays.
     EXPECT_EQ(count_ops(simplify(with_scalar("mul", "0.0")), "mul"), 1u);
 }
