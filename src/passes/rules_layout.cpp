@@ -1,8 +1,9 @@
 // Layout rules. kiln ops read any strides, so a copy into standard layout (contiguous) is only
 // needed where a value's layout is observable: at @return (program outputs stay as laid out)
 // and where a user's own shape would change (a view of the copy). Elsewhere users read the
-// copy's input directly. Views move through pointwise ops when that lets a transpose pair cancel,
-// and explicit numpy broadcasts into pointwise ops go (the ops broadcast by themselves).
+// copy's input directly. Transposes move through pointwise ops when that lets a pair cancel;
+// reshapes sink below pointwise ops towards a reshape that cancels them; explicit numpy
+// broadcasts into pointwise ops go (the ops broadcast by themselves).
 #include "core/eval.hpp"
 #include "core/reflect.hpp"
 #include "passes/simplify_rules.hpp"
@@ -58,6 +59,34 @@ rule transpose_through_pointwise() {
             }};
 }
 
+// f(reshape(x), s) -> reshape(f(x, s)), f pointwise, s single values: reshapes sink towards
+// their users, where a reshape back cancels them (reshape stands for any relabelling op)
+rule sink_reshape() {
+    return {"sink_reshape", match::pointwise(), [](rewriter& r, const bindings&) {
+                const shape& out = r.root()->get_shape();
+                if (out.dynamic()) return false;
+                std::vector<instruction_ref> inputs;
+                const std::vector<std::size_t>* source = nullptr;
+                bindings unused;
+                for (auto in : r.root()->inputs()) {
+                    if (relabel_of(any())(in, unused) && in->get_shape().lens() == out.lens() &&
+                        !in->inputs().front()->get_shape().dynamic() &&
+                        (source == nullptr || *source == in->inputs().front()->get_shape().lens())) {
+                        source = &in->inputs().front()->get_shape().lens();
+                        inputs.push_back(in->inputs().front());
+                    } else if (in->is_literal() && in->get_shape().elements() == 1 && in->get_shape().ndim() <= 1) {
+                        inputs.push_back(in);
+                    } else {
+                        return false;
+                    }
+                }
+                if (source == nullptr) return false;
+                auto f = r.add(r.root()->get_operator(), inputs);
+                auto back = r.add("reshape", {f}, value{{"dims", to_value(out.lens())}});
+                return replace_where_shape_allows(r, back, uses::all);
+            }};
+}
+
 // f(multibroadcast(x), y) -> f(x, y), f pointwise, when f's result keeps its shape
 rule broadcast_into_pointwise() {
     return {"broadcast_into_pointwise", match::pointwise(), [](rewriter& r, const bindings&) {
@@ -84,7 +113,8 @@ rule broadcast_into_pointwise() {
 }  // namespace
 
 std::vector<rule> layout_rules() {
-    return {contiguous_elide(), transpose_through_pointwise(), broadcast_into_pointwise()};
+    return {contiguous_elide(), transpose_through_pointwise(), sink_reshape(),
+            broadcast_into_pointwise()};
 }
 
 }  // namespace kiln

@@ -20,13 +20,6 @@ bool is_identity(const std::vector<std::int64_t>& p) {
     return true;
 }
 
-// An op that relabels elements keeping their row-major order.
-match::pattern relabel(match::pattern input) {
-    std::vector<match::pattern> alts;
-    for (const char* n : {"reshape", "flatten", "squeeze", "unsqueeze"}) alts.push_back(op(n, input));
-    return any_of(alts);
-}
-
 // transpose_p2(transpose_p1(x)) -> transpose_{p1[p2]}(x), or x when that is the identity
 rule transpose_merge() {
     return {"transpose_merge", op("transpose", op("transpose", any("x")).bind("inner")),
@@ -49,7 +42,7 @@ rule transpose_identity() {
 
 // reshape(x) -> x, x already of those lens (reshape stands for any relabelling op)
 rule reshape_noop() {
-    return {"reshape_noop", relabel(any("x")), [](rewriter& r, const bindings& b) {
+    return {"reshape_noop", relabel_of(any("x")), [](rewriter& r, const bindings& b) {
                 return b["x"]->get_shape().lens() == r.root()->get_shape().lens() &&
                        replace_where_shape_allows(r, b["x"]);
             }};
@@ -57,7 +50,7 @@ rule reshape_noop() {
 
 // reshape(reshape(x)) -> reshape(x), or x when the lens come back
 rule reshape_merge() {
-    return {"reshape_merge", relabel(relabel(any("x"))), [](rewriter& r, const bindings& b) {
+    return {"reshape_merge", relabel_of(relabel_of(any("x"))), [](rewriter& r, const bindings& b) {
                 const shape& out = r.root()->get_shape();
                 if (out.dynamic() || b["x"]->get_shape().dynamic()) return false;
                 if (b["x"]->get_shape().lens() == out.lens()) return replace_where_shape_allows(r, b["x"]);
@@ -71,7 +64,7 @@ rule reshape_merge() {
 
 // view(literal) -> literal, for relabelling views and transposes of a literal nothing else reads
 rule literal_view() {
-    auto view = any_of({relabel(match::constant("c")), op("transpose", match::constant("c"))});
+    auto view = any_of({relabel_of(match::constant("c")), op("transpose", match::constant("c"))});
     return {"literal_view", view, [](rewriter& r, const bindings& b) {
                 auto c = b["c"];
                 if (!used_once_live(c) || c->get_shape().dynamic()) return false;

@@ -61,6 +61,12 @@ bool used_once_live(instruction_ref ins) {
     return n == 1;
 }
 
+match::pattern relabel_of(match::pattern input) {
+    std::vector<match::pattern> alts;
+    for (const char* n : {"reshape", "flatten", "squeeze", "unsqueeze"}) alts.push_back(match::op(n, input));
+    return match::any_of(alts);
+}
+
 std::vector<std::int64_t> perm_of(instruction_ref t) {
     std::vector<std::int64_t> p;
     from_value(t->get_operator().attributes().at("permutation"), p);

@@ -17,6 +17,10 @@ std::vector<rule> layout_rules();      // rules_layout.cpp: views through pointw
 // place (without users) until dead code removal, so match::pattern::used_once would count them.
 bool used_once_live(instruction_ref ins);
 
+// reshape, flatten, squeeze or unsqueeze (ops that relabel elements keeping their row-major
+// order) of an input matching `input`.
+match::pattern relabel_of(match::pattern input);
+
 // The permutation of a transpose (an empty attribute reverses the dims).
 std::vector<std::int64_t> perm_of(instruction_ref transpose);
 

@@ -91,6 +91,23 @@ TEST(simplify_reshapes, transpose_moves_through_pointwise_so_the_pair_cancels) {
     EXPECT_EQ(count_ops(p, "transpose"), 0u);
 }
 
+TEST(simplify_reshapes, reshape_moves_through_pointwise_so_the_pair_cancels) {
+    program p = simplify(x234 + "@0 = @literal{2.0} -> float_type, {1}, {1}\n"
+                                "@1 = reshape[dims={6, 4}](x) -> " + shape_text({6, 4}) + "\n"
+                                "@2 = mul(@1, @0) -> " + shape_text({6, 4}) + "\n"
+                                "@3 = relu(@2) -> " + shape_text({6, 4}) + "\n"
+                                "@4 = reshape[dims={2, 3, 4}](@3) -> " + shape_text({2, 3, 4}) + "\n"
+                                "@5 = @return(@4)\n");
+    EXPECT_EQ(count_ops(p, "reshape"), 0u);
+    // A constant with more than one value would have to move too: the reshapes stay.
+    program c = simplify(x234 + literal_line("c", {4}) +
+                         "@1 = reshape[dims={6, 4}](x) -> " + shape_text({6, 4}) + "\n"
+                         "@2 = mul(@1, c) -> " + shape_text({6, 4}) + "\n"
+                         "@3 = reshape[dims={2, 3, 4}](@2) -> " + shape_text({2, 3, 4}) + "\n"
+                         "@4 = @return(@3)\n");
+    EXPECT_EQ(count_ops(c, "reshape"), 2u);
+}
+
 TEST(simplify_reshapes, transpose_through_pointwise_declines_without_a_pair) {
     program p = simplify(x234 + "@0 = relu(x) -> " + shape_text({2, 3, 4}) + "\n"
                          "@1 = transpose[permutation={0, 2, 1}](@0) -> float_type, {2, 4, 3}, {12, 1, 4}\n"
