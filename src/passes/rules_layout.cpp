@@ -30,7 +30,8 @@ bool inverse(const std::vector<std::int64_t>& p, const std::vector<std::int64_t>
 
 // The literal `c` (broadcast against `rank` dims) transposed by p into a new literal; a single
 // value needs no transpose.
-instruction_ref transposed_literal(rewriter& r, instruction_ref c, std::size_t rank, const std::vector<std::int64_t>& p) {
+instruction_ref transposed_literal(rewriter& r, instruction_ref c, std::size_t rank,
+                                   const std::vector<std::int64_t>& p) {
     if (c->get_shape().elements() == 1) return c;
     const argument& a = c->get_literal().get_argument();
     argument full = a.view(shape(a.get_shape().type(), aligned_lens(a.get_shape(), rank)));
@@ -47,8 +48,10 @@ rule transpose_through_pointwise() {
                 auto p = perm_of(r.root());
                 std::size_t rank = p.size(), moved = 0;
                 for (auto in : f->inputs()) {
-                    if (in->name() == "transpose" && inverse(perm_of(in), p)) ++moved;
-                    else if (!in->is_literal() || aligned_lens(in->get_shape(), rank).empty()) return false;
+                    if (in->name() == "transpose" && inverse(perm_of(in), p))
+                        ++moved;
+                    else if (!in->is_literal() || aligned_lens(in->get_shape(), rank).empty())
+                        return false;
                 }
                 shape result(f->get_shape().type(), r.root()->get_shape().lens());
                 if (moved == 0 || !users_take(r.root(), result, uses::all)) return false;
@@ -82,7 +85,7 @@ rule sink_reshape() {
                 }
                 if (source == nullptr) return false;
                 auto f = r.add(r.root()->get_operator(), inputs);
-                auto back = r.add("reshape", {f}, value{{"dims", to_value(out.lens())}});
+                auto back = r.add("reshape", {f}, value{{"dims", to_value(out.lens())}, {"allowzero", true}});
                 return replace_where_shape_allows(r, back, uses::all);
             }};
 }
@@ -113,8 +116,7 @@ rule broadcast_into_pointwise() {
 }  // namespace
 
 std::vector<rule> layout_rules() {
-    return {contiguous_elide(), transpose_through_pointwise(), sink_reshape(),
-            broadcast_into_pointwise()};
+    return {contiguous_elide(), transpose_through_pointwise(), sink_reshape(), broadcast_into_pointwise()};
 }
 
 }  // namespace kiln

@@ -1,8 +1,8 @@
 // View chains: transposes compose (and cancel when they compose to the identity); reshape,
 // flatten, squeeze and unsqueeze keep the row-major order of elements, so a chain of them is one
 // reshape of its first input (or that input, when the lens come back); views of literals become
-// literals (no copy at run time, and rules downstream see a constant).
-
+// literals (no copy at run time, and rules downstream see a constant). Reshapes made here spell
+// out every dim (allowzero, so that a 0 is a size, not a copied dim).
 #include "core/eval.hpp"
 #include "core/reflect.hpp"
 #include "passes/simplify_rules.hpp"
@@ -57,7 +57,7 @@ rule reshape_merge() {
                 // A relabelling chain gives standard strides, except perhaps on dims of length 1.
                 shape merged(out.type(), out.lens());
                 if (!out.standard() || !users_take(r.root(), merged, uses::all)) return false;
-                auto merged_op = r.add("reshape", {b["x"]}, value{{"dims", to_value(out.lens())}});
+                auto merged_op = r.add("reshape", {b["x"]}, value{{"dims", to_value(out.lens())}, {"allowzero", true}});
                 return replace_where_shape_allows(r, merged_op, uses::all);
             }};
 }

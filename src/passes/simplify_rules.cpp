@@ -33,8 +33,10 @@ bool users_take(instruction_ref root, const shape& s, uses which) {
     if (s.type() != b.type() || s.lens() != b.lens() || s.dynamic() || b.dynamic()) return false;
     bool some = false;
     for (auto user : root->outputs()) {
-        if (keeps_shape(user, root, s)) some = true;
-        else if (which == uses::all && live(user)) return false;
+        if (keeps_shape(user, root, s))
+            some = true;
+        else if (which == uses::all && live(user))
+            return false;
     }
     return some;
 }

@@ -6,12 +6,12 @@
 
 namespace kiln {
 
-std::vector<rule> arith_rules();       // rules_arith.cpp: identities, reassociation, negation, pow, div
-std::vector<rule> fold_rules();        // rules_arith.cpp: constants gather and move towards weights
-std::vector<rule> conv_gemm_rules();   // rules_conv_gemm.cpp: scales and biases into weights
-std::vector<rule> convert_rules();     // rules_convert.cpp: redundant converts
-std::vector<rule> reshape_rules();     // rules_reshape.cpp: view chains and inverse pairs
-std::vector<rule> layout_rules();      // rules_layout.cpp: views through pointwise ops, copies
+std::vector<rule> arith_rules();      // rules_arith.cpp: identities, reassociation, negation, pow, div
+std::vector<rule> fold_rules();       // rules_arith.cpp: constants gather and move towards weights
+std::vector<rule> conv_gemm_rules();  // rules_conv_gemm.cpp: scales and biases into weights
+std::vector<rule> convert_rules();    // rules_convert.cpp: redundant converts
+std::vector<rule> reshape_rules();    // rules_reshape.cpp: view chains and inverse pairs
+std::vector<rule> layout_rules();     // rules_layout.cpp: views through pointwise ops, copies
 
 // Whether `ins` has exactly one user that is live. apply_rules leaves replaced instructions in
 // place (without users) until dead code removal, so match::pattern::used_once would count them.

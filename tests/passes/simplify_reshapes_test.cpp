@@ -48,6 +48,15 @@ TEST(simplify_reshapes, reshape_chains_become_one_reshape_or_none) {
     EXPECT_EQ(count_ops(p, "reshape"), 1u);
 }
 
+TEST(simplify_reshapes, sunk_reshapes_keep_empty_dims) {
+    // The sunk reshape's dims {2, 0, 3} hold a 0 that is a size, not a copy of input dim 1.
+    program p = simplify("x = @param:x -> float_type, {0, 2, 3}, {6, 3, 1}\n"
+                         "@0 = reshape[dims={2, 0, 3},allowzero=true](x) -> float_type, {2, 0, 3}, {3, 3, 1}\n"
+                         "@1 = relu(@0) -> float_type, {2, 0, 3}, {3, 3, 1}\n"
+                         "@2 = @return(@1)\n");
+    EXPECT_EQ(std::prev(p.main().get_return())->name(), "reshape");
+}
+
 TEST(simplify_reshapes, squeeze_unsqueeze_pair_cancels) {
     program p = simplify(x234 + "@0 = unsqueeze[axes={1}](x) -> float_type, {2, 1, 3, 4}, {12, 12, 4, 1}\n"
                                 "@1 = squeeze[axes={1}](@0) -> float_type, {2, 3, 4}, {12, 4, 1}\n"
