@@ -2,23 +2,25 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <unordered_set>
 
 #include "core/error.hpp"
 #include "core/pass.hpp"
+#include "runtime/program_tools.hpp"   // copy_program: a cheap snapshot
 
 namespace kiln {
 
 namespace {
 // Saves the program as it was before the failing pass, so the failure can be replayed.
-std::string dump(const std::string& before, const std::string& dir, const std::string& pass_name) {
-    if (dir.empty()) return "(not saved: no dump directory)";
+std::string dump(const std::optional<program>& before, const std::string& dir, const std::string& pass_name) {
+    if (!before || dir.empty()) return "(not saved: no dump directory)";
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     std::string path = dir + "/" + pass_name + ".kir";
     std::ofstream f(path);
-    f << before;
+    f << to_string(*before);
     return f ? path : std::string("(could not write ") + path + ")";
 }
 
@@ -38,8 +40,10 @@ std::vector<module*> modules_to_rewrite(const program& p) {
 void run_passes(program& p, const std::vector<pass>& pipeline, const pass_options& opts) {
     for (const auto& ps : pipeline) {
         if (std::find(opts.disabled.begin(), opts.disabled.end(), ps.name()) != opts.disabled.end()) continue;
-        // Printing costs time on big programs, so the snapshot is taken only when it can be dumped.
-        std::string before = opts.dump_dir.empty() ? std::string() : to_string(p);
+        // The snapshot shares the literals' buffers (printing every pass's input would cost far more than
+        // the passes on a model with real weights); it is printed only when a pass fails.
+        std::optional<program> before;
+        if (!opts.dump_dir.empty()) before = copy_program(p);
         auto start = std::chrono::steady_clock::now();
         try {
             for (module* m : modules_to_rewrite(p)) {

@@ -17,7 +17,7 @@ int run_compile(const parsed_args& args) {
     program p = load_model(f, read_dim_options(args), false);
     auto t = make_target(cs.target);
     bool quiet = args.has("--quiet");
-    compile_report r = compile_with_report(p, *t, cs.options, quiet);
+    compile_report r = compile_with_report(p, *t, cs, quiet);
     saved_program_info info;
     info.target = t->name();
     info.device_arch = t->device_arch();

@@ -8,6 +8,8 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "passes/kernel_count.hpp"
+#include "passes/memory_plan.hpp"
 #include "runtime/progress.hpp"
 
 namespace kiln::driver {
@@ -38,6 +40,30 @@ option_spec target_option(const std::string& name) {
 const char* const compile_flags[] = {"--optimize", "--fp16", "--bf16", "--int8", "--fp8", "--enable-offload-copy",
                                      "--disable-fast-math", "--exhaustive-tune"};
 
+// Every name given to --disable-pass must be a pass of the pipeline, or the option would
+// silently do nothing.
+void check_pass_names(const target& t, const compile_settings& s) {
+    compile_options all = s.options;
+    all.optimize = true;
+    std::vector<std::string> names;
+    for (const auto& p : t.passes(all)) names.push_back(p.name());
+    for (const auto& d : s.disabled)
+        if (std::find(names.begin(), names.end(), d) == names.end()) {
+            std::string list;
+            for (const auto& n : names)
+                if (list.find(n) == std::string::npos) list += (list.empty() ? "" : ", ") + n;
+            throw usage_error("--disable-pass " + d + ": the " + t.name() + " pipeline has no such pass (its passes: " +
+                              list + ")");
+        }
+}
+
+std::size_t computing_instructions(const module& m) {
+    std::size_t n = 0;
+    for (const auto& ins : m)
+        if (!ins.get_operator().traits().builtin) ++n;
+    return n;
+}
+
 std::string ms_text(double ms) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f ms", ms);
@@ -58,6 +84,9 @@ std::vector<option_spec> compile_option_specs() {
         {{"--enable-offload-copy"}, option_spec::flag, "", "GPU/CPU: copy inputs and outputs between host and device\ninside the program"},
         {{"--disable-fast-math"}, option_spec::flag, "", "GPU/CPU: exact math functions instead of fast approximations"},
         {{"--exhaustive-tune"}, option_spec::flag, "", "GPU/CPU: time every kernel configuration instead of a heuristic pick"},
+        {{"--time-passes"}, option_spec::flag, "", "report every pass's time (perf always does)"},
+        {{"--trace-passes"}, option_spec::flag, "", "print the program after every pass (on stderr)"},
+        {{"--disable-pass"}, option_spec::one, "NAME", "skip the pass NAME (repeatable; for finding a pass that breaks\na program)", true},
     };
     s.insert(s.end(), rest.begin(), rest.end());
     return s;
@@ -71,13 +100,16 @@ compile_settings read_compile_settings(const parsed_args& args) {
         if (args.has(q))
             fail(q, ": ", std::string(q).substr(2), " quantization is not implemented in kiln yet (--fp16 and --bf16 are)");
     if (args.has("--fp16") && args.has("--bf16")) throw usage_error("give one precision: --fp16 and --bf16 are both given");
-    make_target(s.target);   // names the built targets when this one is not
     s.options.optimize = args.has("--optimize");
     if (args.has("--fp16")) s.options.precision = compute_precision::fp16;
     if (args.has("--bf16")) s.options.precision = compute_precision::bf16;
     s.options.offload_copy = args.has("--enable-offload-copy");
     s.options.fast_math = !args.has("--disable-fast-math");
     s.options.exhaustive_tune = args.has("--exhaustive-tune");
+    s.time_passes = args.has("--time-passes");
+    s.trace_passes = args.has("--trace-passes");
+    for (const auto& use : args.uses("--disable-pass")) s.disabled.push_back(use.at(0));
+    check_pass_names(*make_target(s.target), s);
     if (s.target == "ref") {
         if (s.options.offload_copy) s.ignored.push_back("--enable-offload-copy (ref runs in host memory)");
         if (!s.options.fast_math) s.ignored.push_back("--disable-fast-math (ref's math is exact already)");
@@ -96,18 +128,28 @@ void check_saved_settings(const parsed_args& args, const model_file& f) {
         throw usage_error("--" + t + ": '" + f.path + "' was compiled for the " + f.saved->info.target + " target");
 }
 
-compile_report compile_with_report(program& p, const target& t, const compile_options& o, bool quiet) {
+compile_report compile_with_report(program& p, const target& t, const compile_settings& s, bool quiet) {
     compile_report r;
     r.target = t.name();
-    compile_progress progress(std::cerr, !quiet && isatty(STDERR_FILENO), t.passes(o).size());
+    r.instructions_before = computing_instructions(p.main());
+    compile_progress progress(std::cerr, !quiet && isatty(STDERR_FILENO), t.passes(s.options).size());
     pass_options popts;
     popts.on_pass = [&](const std::string& name, double ms) {
         r.passes.emplace_back(name, ms);
         progress.pass_done(name);
     };
+    popts.disabled = s.disabled;
+    if (s.trace_passes) popts.trace = &std::cerr;
     auto start = std::chrono::steady_clock::now();
-    compile(p, t, o, popts);
+    compile(p, t, s.options, popts);
     r.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    r.instructions_after = computing_instructions(p.main());
+    r.launches = kernel_count(p.main());
+    try {
+        r.memory = plan_memory(p.main()).report();
+    } catch (const error& e) {
+        r.memory = std::string("not planned: ") + e.what();
+    }
     return r;
 }
 
@@ -123,8 +165,9 @@ std::string describe_options(const compile_options& o) {
 
 std::string format_compile_report(const compile_report& r, const compile_settings& s) {
     std::string out = "Compiled for " + r.target + " (" + describe_options(s.options) + ") in " + ms_text(r.total_ms);
-    if (r.passes.empty() && r.kernels == 0 && s.ignored.empty()) return out + "\n";
-    for (std::size_t i = 0; i < r.passes.size(); ++i) {
+    out += cat("\n  program: ", r.instructions_before, " instructions -> ", r.instructions_after, ", ", r.launches,
+               " kernel launches; ", r.memory);
+    for (std::size_t i = 0; s.time_passes && i < r.passes.size(); ++i) {
         const auto& [name, ms] = r.passes[i];
         char pct[16];
         std::snprintf(pct, sizeof pct, "%.0f%%", r.total_ms > 0 ? 100 * ms / r.total_ms : 0);
@@ -132,7 +175,7 @@ std::string format_compile_report(const compile_report& r, const compile_setting
     }
     double in_passes = 0;
     for (const auto& p : r.passes) in_passes += p.second;
-    if (!r.passes.empty())
+    if (s.time_passes && !r.passes.empty())
         out += "\n  pass manager: " + ms_text(r.total_ms - in_passes) + " (IR snapshots kept for failure dumps)";
     out += "\n  kernels compiled: " + std::to_string(r.kernels) + " (cache hits " + std::to_string(r.cache_hits) + ")";
     if (r.target == "ref") out += "; ref interprets every op, it compiles no kernels";

@@ -16,6 +16,9 @@ struct compile_settings {
     std::string target = "ref";
     compile_options options;
     std::vector<std::string> ignored;   // options the target has no use for, with why
+    bool time_passes = false;           // --time-passes: the report lists every pass's time
+    bool trace_passes = false;          // --trace-passes: print the program after every pass
+    std::vector<std::string> disabled;  // --disable-pass NAME (for bisecting a pass)
 };
 
 std::vector<option_spec> compile_option_specs();
@@ -31,10 +34,15 @@ struct compile_report {
     std::vector<std::pair<std::string, double>> passes;   // name, ms
     double total_ms = 0;
     std::size_t kernels = 0, cache_hits = 0;             // compiled kernels (none on ref)
+    // What compiling did to main: instructions (literals and parameters not counted) before and
+    // after, the kernels a target launches for it, and its memory plan ("" when not plannable).
+    std::size_t instructions_before = 0, instructions_after = 0, launches = 0;
+    std::string memory;
 };
 
-// Compiles in place, showing progress on a terminal (stderr) unless `quiet`.
-compile_report compile_with_report(program& p, const target& t, const compile_options& o, bool quiet);
+// Compiles in place, showing progress on a terminal (stderr) unless `quiet`; applies the
+// settings' pass options (--disable-pass, --trace-passes to stderr).
+compile_report compile_with_report(program& p, const target& t, const compile_settings& s, bool quiet);
 // "Compiled for ref in 1.2 ms: propagate_constant 0.8 ms (67%), ..." and the kernel count.
 std::string format_compile_report(const compile_report& r, const compile_settings& s);
 // "-O, fp16" or "no passes".

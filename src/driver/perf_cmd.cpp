@@ -48,9 +48,10 @@ int run_perf(const parsed_args& args) {
     std::size_t n = parse_count(args.get("--iterations", "100"), "--iterations");
     if (n == 0) throw usage_error("--iterations expects a positive integer, got 0");
     session s = open_session(args);
+    s.settings.time_passes = true;   // perf breaks the compile time down by pass
     bool quiet = args.has("--quiet");
     std::string report = s.saved() ? saved_summary(s.file) + "\n"
-                                   : format_compile_report(compile_with_report(s.prog, *s.tgt, s.settings.options, quiet),
+                                   : format_compile_report(compile_with_report(s.prog, *s.tgt, s.settings, quiet),
                                                            s.settings);
     auto inputs = make_inputs(s.prog.main(), s.inputs);
     if (!quiet) std::cout << report << "\n" << describe_inputs(inputs, s.inputs.seed) << "\n";

@@ -80,7 +80,7 @@ int run_run(const parsed_args& args) {
     });
     bool quiet = args.has("--quiet");
     std::string report = s.saved() ? saved_summary(s.file) + "\n"
-                                   : format_compile_report(compile_with_report(s.prog, *s.tgt, s.settings.options, quiet),
+                                   : format_compile_report(compile_with_report(s.prog, *s.tgt, s.settings, quiet),
                                                            s.settings);
     auto inputs = make_inputs(s.prog.main(), s.inputs);   // before printing, so that its errors come first
     if (args.has("--save-outputs")) prepare_saving(args.get("--save-outputs"), s.file, s.prog.main().output_shapes());

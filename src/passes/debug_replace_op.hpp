@@ -1,6 +1,7 @@
 // A deliberately wrong pass, for testing the tools that find wrong passes and kernels
 // (kiln verify --bisect): with KILN_DEBUG_REPLACE_OP=A:B in the environment, the ref target's
-// -O pipeline ends by turning every op A into op B (same inputs; B must compute the same shape).
+// -O pipeline ends by turning every op A into op B, fused regions' bodies included (same inputs;
+// B must compute the same shape).
 // Documented in docs/driver.md; never set it outside such tests.
 #pragma once
 #include <optional>

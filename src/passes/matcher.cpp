@@ -2,7 +2,8 @@
 
 #include <deque>
 #include <optional>
-#include <unordered_set>
+#include <algorithm>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/eval.hpp"
@@ -150,22 +151,57 @@ void rewriter::replace(instruction_ref with) {
     m_.replace_uses(root_, with);
 }
 
+namespace {
+// The rewrite queue. Instructions a rewrite leaves dead are removed at once, so that patterns
+// (used_once above all) see only live users; the queue keys by address and forgets removed ones.
+class worklist {
+public:
+    void push(instruction_ref ins) {
+        if (queued_.emplace(&*ins, ins).second) order_.push_back(&*ins);
+    }
+    bool pop(instruction_ref& ins) {
+        while (!order_.empty()) {
+            const instruction* p = order_.front();
+            order_.pop_front();
+            auto it = queued_.find(p);
+            if (it == queued_.end()) continue;
+            ins = it->second;
+            queued_.erase(it);
+            return true;
+        }
+        return false;
+    }
+    // Removes `ins` if nothing uses it, then its inputs that became unused.
+    void remove_dead(module& m, instruction_ref ins) {
+        std::vector<instruction_ref> stack{ins};
+        while (!stack.empty()) {
+            auto i = stack.back();
+            stack.pop_back();
+            if (!i->outputs().empty() || i->is_param() || i->is_return() || i->get_operator().traits().side_effects)
+                continue;
+            std::vector<instruction_ref> inputs = i->inputs();
+            queued_.erase(&*i);
+            m.remove_instruction(i);
+            for (auto in : inputs)
+                if (std::find(stack.begin(), stack.end(), in) == stack.end()) stack.push_back(in);
+        }
+    }
+
+private:
+    std::deque<const instruction*> order_;
+    std::unordered_map<const instruction*, instruction_ref> queued_;
+};
+}  // namespace
+
 std::size_t apply_rules(module& m, std::span<const rule> rules) {
-    std::deque<instruction_ref> work;
-    std::unordered_set<const instruction*> queued;
-    auto push = [&](instruction_ref ins) {
-        if (queued.insert(&*ins).second) work.push_back(ins);
-    };
-    for (auto ins = m.begin(); ins != m.end(); ++ins) push(ins);
+    worklist work;
+    for (auto ins = m.begin(); ins != m.end(); ++ins) work.push(ins);
     std::size_t rewrites = 0;
     // Rules that undo each other would loop forever; this bound is far above what terminating
     // rule sets need, and turns a hang into an error naming the rule.
     const std::size_t limit = 16 * m.size() + 1000;
-    while (!work.empty()) {
-        auto ins = work.front();
-        work.pop_front();
-        queued.erase(&*ins);
-        // Dead instructions (replaced earlier) stay until dead code removal; skip them.
+    instruction_ref ins;
+    while (work.pop(ins)) {
         if (ins->outputs().empty() || ins->is_param() || ins->is_return()) continue;
         for (const auto& r : rules) {
             bindings b;
@@ -173,9 +209,10 @@ std::size_t apply_rules(module& m, std::span<const rule> rules) {
             rewriter rw(m, ins);
             if (!r.apply(rw, b)) continue;
             if (++rewrites > limit) fail("rewrite rules do not terminate (last applied: '", r.name, "')");
-            for (auto a : rw.added()) push(a);
+            for (auto a : rw.added()) work.push(a);
             for (auto a : rw.added())
-                for (auto u : a->outputs()) push(u);
+                for (auto u : a->outputs()) work.push(u);
+            work.remove_dead(m, ins);
             break;
         }
     }

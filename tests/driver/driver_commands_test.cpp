@@ -58,7 +58,6 @@ TEST_F(driver_cmd, compiled_program_runs_without_recompiling) {
     auto c = kiln("compile " + small + " -O -o " + path("s.kiln"));
     ASSERT_EQ(c.status, 0) << c.err;
     EXPECT_TRUE(has(c.out, "Compiled for ref (-O) in ")) << c.out;
-    EXPECT_TRUE(has(c.out, "passes: propagate_constant")) << c.out;
     EXPECT_TRUE(has(c.out, "kernels compiled: 0 (cache hits 0)")) << c.out;
     EXPECT_TRUE(has(c.out, "Wrote " + path("s.kiln") + " (saved program, ")) << c.out;
     auto saved = kiln("run " + path("s.kiln") + " --seed 3");
@@ -76,6 +75,30 @@ TEST_F(driver_cmd, compiled_program_runs_without_recompiling) {
     std::filesystem::copy_file(path("s.kiln"), path("s.bin"));
     EXPECT_EQ(kiln("run " + path("s.bin") + " --kiln --seed 3 --quiet").status, 0);
     EXPECT_EQ(kiln("params " + path("s.bin")).out, kiln("params " + small).out);
+}
+
+TEST_F(driver_cmd, pass_options_time_trace_and_disable) {
+    auto plain = kiln("compile " + small + " -O -o " + path("p.kiln"));
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    EXPECT_TRUE(has(plain.out, "program: 5 instructions -> ")) << plain.out;
+    EXPECT_TRUE(has(plain.out, " kernel launches; arena ")) << plain.out;
+    EXPECT_FALSE(has(plain.out, "passes: ")) << plain.out;
+    auto timed = kiln("compile " + small + " -O --time-passes -o " + path("t.kiln"));
+    EXPECT_TRUE(has(timed.out, "passes: propagate_constant ")) << timed.out;
+    EXPECT_TRUE(has(timed.out, "fuse_pointwise ")) << timed.out;
+    auto traced = kiln("compile " + small + " -O --trace-passes -o " + path("tr.kiln"));
+    EXPECT_TRUE(has(traced.err, "after fuse_pointwise:")) << traced.err;
+    auto fused = kiln("compile " + small + " -O");
+    EXPECT_TRUE(has(fused.out, "pointwise")) << fused.out;
+    auto off = kiln("compile " + small + " -O --disable-pass fuse_pointwise --disable-pass fuse_reduce");
+    ASSERT_EQ(off.status, 0) << off.err;
+    EXPECT_FALSE(has(off.out, "pointwise")) << off.out;   // the program is on stdout
+    EXPECT_TRUE(has(off.out, "relu(")) << off.out;
+    auto bad = kiln("compile " + small + " -O --disable-pass fuse_everything");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_TRUE(has(bad.err, "--disable-pass fuse_everything: the ref pipeline has no such pass (its passes: "
+                             "propagate_constant, "))
+        << bad.err;
 }
 
 TEST_F(driver_cmd, saved_program_errors) {
@@ -114,10 +137,12 @@ TEST_F(driver_cmd, perf_reports_instructions_summary_and_spread) {
         auto r = kiln("perf " + file + " -n 5");
         ASSERT_EQ(r.status, 0) << r.err;
         auto ls = lines(r.out);
-        bool add_line = std::any_of(ls.begin(), ls.end(), [](const std::string& l) {
-            return l.rfind("@1 = add(x,@0) -> float_type, {2, 3}, {3, 1}: ", 0) == 0 && l.back() == '%';
+        // -O fused add, mul and relu into one kernel, timed as one instruction.
+        bool fused_line = std::any_of(ls.begin(), ls.end(), [](const std::string& l) {
+            return l.rfind("@0 = pointwise(x,y), [pointwise0] -> float_type, {2, 3}, {3, 1}: ", 0) == 0 &&
+                   l.back() == '%';
         });
-        EXPECT_TRUE(add_line) << r.out;
+        EXPECT_TRUE(fused_line) << r.out;
         for (const char* part : {"Running performance report (5 iterations) on ref", "\nSummary:\n", "\nsoftmax: ",
                                  "Batch size: 1\n", "Rate: ", "/sec\n", "Total time: ", "(interquartile mean of 5 runs)",
                                  "Run time: mean ", ", min ", ", median ", ", p90 ", ", p99 ", ", max ",
@@ -170,7 +195,8 @@ TEST_F(driver_cmd, verify_fails_on_a_broken_kernel_and_bisect_finds_it) {
     EXPECT_TRUE(has(b.out, "\n  @2 = mul(@1,y) -> float_type, {2, 3}, {3, 1}\n  inputs:\n"
                            "    @1: float_type, {2, 3}, {3, 1}\n    y: float_type, {3}, {1}\n"))
         << b.out;
-    EXPECT_TRUE(has(b.out, "compiled as:\n    @2 = add(@1,y)")) << b.out;
+    // The broken mul is inside the fused kernel that computes add, mul and relu.
+    EXPECT_TRUE(has(b.out, "compiled as:\n    @0 = pointwise(x,y), [pointwise0]")) << b.out;
     EXPECT_TRUE(has(b.err, "kiln: error: verify: @2 is the first instruction whose value differs from ref")) << b.err;
     // Without the broken pass there is nothing to find.
     auto ok = kiln("verify " + small + " -O --bisect");

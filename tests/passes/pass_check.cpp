@@ -29,8 +29,6 @@ double relative_l2(const argument& a, const argument& b) {
     return num == 0 ? 0 : std::sqrt(num / (den == 0 ? 1 : den));
 }
 
-program copy_program(const program& p) { return parse_text(to_string(p)); }
-
 void expect_same_results(const program& before, const program& after, std::uint64_t seed, double tol) {
     auto inputs = random_inputs(before.main(), seed);
     auto want = evaluate(before, inputs);

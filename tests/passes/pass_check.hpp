@@ -6,13 +6,12 @@
 #include <vector>
 
 #include "core/pass.hpp"
+#include "runtime/program_tools.hpp"   // copy_program
 
 namespace kiln {
 
 // sqrt(sum (a - b)^2 / sum b^2), over elements where not both are NaN; infinity when NaNs differ.
 double relative_l2(const argument& a, const argument& b);
-// A copy of a program, through its text form (which is exact).
-program copy_program(const program& p);
 // Runs the passes (validating after each) on `text`'s program and returns it; expects the result
 // to agree with the program before the passes on random inputs (relative L2 within tol for float
 // outputs, exact for the rest), for each of `seeds` seeds.
