@@ -323,7 +323,8 @@ void bind_perf_report(py::module_& m) {
         .def_readonly("op", &api::instruction_time::op)
         .def_readonly("ms", &api::instruction_time::ms, "Interquartile mean over the timed runs, in ms.")
         .def_readonly("share", &api::instruction_time::share, "Its share of the instructions' total (0..1).")
-        .def("__repr__", [](const api::instruction_time& i) { return cat("<InstructionTime ", i.line, ": ", i.ms, " ms>"); });
+        .def("__repr__",
+             [](const api::instruction_time& i) { return cat("<InstructionTime ", i.line, ": ", i.ms, " ms>"); });
     py::class_<perf_result>(m, "PerfReport", "Program.perf_report()'s timings, in milliseconds.")
         .def_readonly("target", &perf_result::target)
         .def_property_readonly("iterations", t(&perf_report::iterations))
