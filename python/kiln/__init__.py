@@ -6,6 +6,9 @@
     outputs = program.run({"x": np.ones((1, 3, 224, 224), np.float32)})
     print(outputs)
     program.save("model.kiln")          # kiln.load("model.kiln") runs it without compiling again
+    print(program.perf_report())        # times per run, per instruction and by op
+
+    print(kiln.verify(kiln.parse_onnx("model.onnx"), target="ref"))   # against ref without passes
 
 Errors are kiln.Error subclasses (ParseError, TargetError, CompileError, InputError, RunError,
 FileError) carrying kiln's message, which names the node, input or option at fault.
@@ -18,6 +21,7 @@ from ._kiln import (
     Error,
     FileError,
     InputError,
+    InstructionTime,
     OutputCheck,
     ParseError,
     PerfReport,
@@ -42,7 +46,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Argument", "CompileError", "CompileOptions", "DynamicDim", "Error", "FileError", "InputError",
-    "OutputCheck", "ParseError", "PerfReport", "Program", "RunError", "Shape", "TargetError",
+    "InstructionTime", "OutputCheck", "ParseError", "PerfReport", "Program", "RunError", "Shape", "TargetError",
     "VerifyReport", "built_targets", "from_dlpack", "load", "onnx_ops", "ops", "parse_onnx", "parse_text",
     "verify",
 ]

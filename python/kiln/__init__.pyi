@@ -68,12 +68,27 @@ class CompileOptions:
     def precision(self) -> str: ...
 
 class OutputCheck:
+    """How one output compared in verify(): passed when the relative RMS error is at most rms_tol
+    and every element is within atol + rtol * |ref| (NaN matches only NaN, an infinity only the
+    same infinity)."""
     name: str
-    max_abs: float
-    max_rel: float
-    rms: float
     passed: bool
-    reason: str
+    reason: str          # why it failed, on one line ("" when it passed)
+    mismatch: str        # set when types or lens differ (then nothing else is compared)
+    rms: float           # relative RMS error sqrt(sum (got - ref)^2 / sum ref^2)
+    max_abs: float       # the largest |got - ref|
+    elements: int
+    not_close: int       # elements failing the allclose test
+    worst_index: tuple[int, ...]   # the element with the largest |got - ref|
+    worst_got: float
+    worst_ref: float
+    nan_got: int
+    nan_ref: int
+    inf_got: int
+    inf_ref: int
+    rtol: float          # the tolerances used: given, or by dtype and precision
+    atol: float
+    rms_tol: float
 
 class VerifyReport:
     passed: bool
@@ -81,14 +96,30 @@ class VerifyReport:
     outputs: list[OutputCheck]
     def __bool__(self) -> bool: ...
 
+class InstructionTime:
+    line: str            # the compiled instruction (or kernel) as printed
+    op: str
+    ms: float            # interquartile mean over the timed runs
+    share: float         # of the instructions' total, 0..1
+
 class PerfReport:
+    """Program.perf_report()'s timings, in milliseconds."""
     target: str
     iterations: int
     mean_ms: float
-    median_ms: float
     min_ms: float
+    median_ms: float
+    p90_ms: float
+    p99_ms: float
     max_ms: float
-    op_counts: list[tuple[str, int]]
+    run_ms: list[float]                          # each whole run, sorted
+    total_ms: float                              # the mean of the middle half of the runs
+    rate: float                                  # runs per second (1000 / total_ms)
+    instructions_ms: float                       # the instructions' total
+    overhead_ms: float                           # total_ms - instructions_ms
+    instructions: list[InstructionTime]          # main's, in order; empty when the target cannot time them
+    by_op: list[tuple[str, float, float]]        # (op, ms, share), largest first
+    op_counts: list[tuple[str, int]]             # (op, instructions of main), most first
 
 class Program:
     @property
@@ -100,7 +131,9 @@ class Program:
     def input_shapes(self) -> dict[str, Shape]: ...
     def output_shapes(self) -> dict[str, Shape]: ...
     def perf_report(self, inputs: Mapping[str, Any] | None = None, iterations: int = 10,
-                    seed: int = 0) -> PerfReport: ...
+                    seed: int = 0) -> PerfReport:
+        """Times the compiled program: a warm-up run, `iterations` whole runs, then `iterations`
+        runs timing each instruction. Inputs not given are seeded random values."""
     def save(self, path: str | os.PathLike[str]) -> None: ...
     def print(self) -> None: ...
 
@@ -110,8 +143,13 @@ def parse_onnx(path_or_bytes: str | os.PathLike[str] | bytes, *,
                default_dim: int | None = None, skip_unknown_operators: bool = False) -> Program: ...
 def parse_text(text: str) -> Program: ...
 def load(path: str | os.PathLike[str]) -> Program: ...
-def verify(program: Program, inputs: Mapping[str, Any] | None = None, target: str = "ref", rtol: float = 1e-3,
-           atol: float = 1e-5, options: CompileOptions | None = None, seed: int = 0) -> VerifyReport: ...
+def verify(program: Program, inputs: Mapping[str, Any] | None = None, target: str = "ref",
+           rtol: float | None = None, atol: float | None = None, rms_tol: float | None = None,
+           options: CompileOptions | None = None, seed: int = 0) -> VerifyReport:
+    """Compiles a copy of the (uncompiled) program for the target and compares its outputs with the
+    program run on ref without passes, as `kiln verify` does: RMS and allclose must both hold.
+    Tolerances not given default by dtype and precision (1e-3 each for float32, 8e-2/4e-2/4e-2
+    for fp16/bf16, 0 for integers). Inputs not given are seeded random values."""
 def from_dlpack(tensor: Any) -> Argument: ...
 def ops() -> list[str]: ...
 def onnx_ops() -> list[str]: ...

@@ -219,7 +219,9 @@ void bind_program(py::module_& m) {
                  return api::time_runs(*p, in, iterations, seed);
              },
              py::arg("inputs") = py::none(), py::arg("iterations") = 10, py::arg("seed") = 0,
-             "Times `iterations` runs (after a warm-up); inputs not given are seeded random values.")
+             "Times the compiled program: one warm-up run, `iterations` whole runs (min, median, p90, p99, ...), "
+             "then `iterations` runs timing each instruction (PerfReport.instructions, .by_op). Inputs not given "
+             "are seeded random values.")
         .def("save",
              [](const api_program& p, py::object path) {
                  std::string s = py::str(py::module_::import("os").attr("fspath")(path));
@@ -256,40 +258,94 @@ void bind_program(py::module_& m) {
     }, py::arg("text"), "Parses kiln's text IR (what str(program) prints).");
 }
 
-void bind_reports(py::module_& m) {
-    py::class_<api::output_check>(m, "OutputCheck", "How one output compared in verify().")
-        .def_readonly("name", &api::output_check::name)
-        .def_readonly("max_abs", &api::output_check::max_abs)
-        .def_readonly("max_rel", &api::output_check::max_rel)
-        .def_readonly("rms", &api::output_check::rms)
-        .def_readonly("passed", &api::output_check::passed)
-        .def_readonly("reason", &api::output_check::reason);
+void bind_verify_report(py::module_& m) {
+    using api::output_check;
+    auto cmp = [](auto member) { return [member](const output_check& o) { return o.cmp.*member; }; };
+    auto tol = [](auto member) { return [member](const output_check& o) { return o.cmp.tol.*member; }; };
+    py::class_<output_check>(m, "OutputCheck",
+                             "How one output compared in verify(): passed when the relative RMS error is at most "
+                             "rms_tol and every element is within atol + rtol * |ref|.")
+        .def_readonly("name", &output_check::name)
+        .def_property_readonly("passed", cmp(&comparison::pass))
+        .def_property_readonly("reason", &output_check::reason, "Why it failed, on one line ('' when it passed).")
+        .def_property_readonly("mismatch", cmp(&comparison::mismatch),
+                               "Set when the types or lens differ (then the numbers are not compared).")
+        .def_property_readonly("rms", cmp(&comparison::rms_error),
+                               "Relative RMS error: sqrt(sum (got - ref)^2 / sum ref^2) (absolute when ref is all 0).")
+        .def_property_readonly("max_abs", cmp(&comparison::max_abs), "The largest |got - ref|.")
+        .def_property_readonly("elements", cmp(&comparison::elements))
+        .def_property_readonly("not_close", cmp(&comparison::not_close), "Elements failing the allclose test.")
+        .def_property_readonly("worst_index",
+                               [](const output_check& o) { return py::tuple(py::cast(o.cmp.worst_position)); },
+                               "The index of the element with the largest |got - ref| (NaN/Inf against a number "
+                               "counts as largest).")
+        .def_property_readonly("worst_got", cmp(&comparison::worst_got))
+        .def_property_readonly("worst_ref", cmp(&comparison::worst_ref))
+        .def_property_readonly("nan_got", cmp(&comparison::nan_got))
+        .def_property_readonly("nan_ref", cmp(&comparison::nan_ref))
+        .def_property_readonly("inf_got", cmp(&comparison::inf_got))
+        .def_property_readonly("inf_ref", cmp(&comparison::inf_ref))
+        .def_property_readonly("rtol", tol(&tolerances::rtol), "The tolerances used (given, or by dtype).")
+        .def_property_readonly("atol", tol(&tolerances::atol))
+        .def_property_readonly("rms_tol", tol(&tolerances::rms_tol))
+        .def("__str__", [](const output_check& o) {
+            return o.name + ": " + (o.cmp.pass ? "PASS" : "FAIL") + "\n" + describe(o.cmp);
+        });
     py::class_<api::verify_report>(m, "VerifyReport", "verify()'s result; true when every output passed.")
         .def_readonly("passed", &api::verify_report::passed)
         .def_readonly("seed", &api::verify_report::seed)
         .def_readonly("outputs", &api::verify_report::outputs)
         .def("__bool__", [](const api::verify_report& r) { return r.passed; })
         .def("__str__", &api::verify_report::to_string);
-    py::class_<api::perf_report>(m, "PerfReport", "Program.perf_report()'s timings, in milliseconds.")
-        .def_readonly("target", &api::perf_report::target)
-        .def_readonly("iterations", &api::perf_report::iterations)
-        .def_readonly("mean_ms", &api::perf_report::mean_ms)
-        .def_readonly("median_ms", &api::perf_report::median_ms)
-        .def_readonly("min_ms", &api::perf_report::min_ms)
-        .def_readonly("max_ms", &api::perf_report::max_ms)
-        .def_readonly("op_counts", &api::perf_report::op_counts)
-        .def("__str__", &api::perf_report::to_string);
     m.def("verify",
-          [](const program_ptr& p, std::optional<py::dict> inputs, const std::string& target, double rtol, double atol,
+          [](const program_ptr& p, std::optional<py::dict> inputs, const std::string& target,
+             std::optional<double> rtol, std::optional<double> atol, std::optional<double> rms_tol,
              const std::optional<py_compile_options>& o, std::uint64_t seed) {
               param_map in = inputs ? to_inputs(*p, *inputs) : param_map{};
               py::gil_scoped_release unlocked;
-              return api::verify(*p, in, target, options_of(o), {rtol, atol}, seed);
+              return api::verify(*p, in, target, options_of(o), tolerance_overrides{rms_tol, atol, rtol}, seed);
           },
-          py::arg("program"), py::arg("inputs") = py::none(), py::arg("target") = "ref", py::arg("rtol") = 1e-3,
-          py::arg("atol") = 1e-5, py::arg("options") = py::none(), py::arg("seed") = 0,
+          py::arg("program"), py::arg("inputs") = py::none(), py::arg("target") = "ref", py::arg("rtol") = py::none(),
+          py::arg("atol") = py::none(), py::arg("rms_tol") = py::none(), py::arg("options") = py::none(),
+          py::arg("seed") = 0,
           "Compiles a copy of the (uncompiled) program for the target and compares its outputs with the program run "
-          "on ref without optimisation; inputs not given are seeded random values.");
+          "on ref without optimisation, as `kiln verify` does: an output passes when its relative RMS error is at "
+          "most rms_tol and every element is within atol + rtol * |ref|. Tolerances not given default by dtype and "
+          "precision (1e-3 each for float32, 8e-2/4e-2/4e-2 for fp16/bf16, 0 for integers). Inputs not given are "
+          "seeded random values.");
+}
+
+void bind_perf_report(py::module_& m) {
+    using api::perf_result;
+    auto t = [](auto member) { return [member](const perf_result& r) { return r.timings.*member; }; };
+    py::class_<api::instruction_time>(m, "InstructionTime", "One instruction's time in Program.perf_report().")
+        .def_readonly("line", &api::instruction_time::line, "The compiled instruction (or kernel) as printed.")
+        .def_readonly("op", &api::instruction_time::op)
+        .def_readonly("ms", &api::instruction_time::ms, "Interquartile mean over the timed runs, in ms.")
+        .def_readonly("share", &api::instruction_time::share, "Its share of the instructions' total (0..1).")
+        .def("__repr__",
+             [](const api::instruction_time& i) { return cat("<InstructionTime ", i.line, ": ", i.ms, " ms>"); });
+    py::class_<perf_result>(m, "PerfReport", "Program.perf_report()'s timings, in milliseconds.")
+        .def_readonly("target", &perf_result::target)
+        .def_property_readonly("iterations", t(&perf_report::iterations))
+        .def_property_readonly("mean_ms", t(&perf_report::mean))
+        .def_property_readonly("min_ms", t(&perf_report::min))
+        .def_property_readonly("median_ms", t(&perf_report::median))
+        .def_property_readonly("p90_ms", t(&perf_report::p90))
+        .def_property_readonly("p99_ms", t(&perf_report::p99))
+        .def_property_readonly("max_ms", t(&perf_report::max))
+        .def_property_readonly("run_ms", t(&perf_report::run_ms), "Each whole run, sorted.")
+        .def_property_readonly("total_ms", t(&perf_report::iq_mean),
+                               "The mean of the middle half of the whole runs (steady on a busy machine).")
+        .def_property_readonly("rate", [](const perf_result& r) { return r.timings.rate(); }, "Runs per second.")
+        .def_property_readonly("instructions_ms", t(&perf_report::instructions_ms), "The instructions' total.")
+        .def_property_readonly("overhead_ms", t(&perf_report::overhead_ms),
+                               "total_ms minus instructions_ms (negative when timing each instruction costs more).")
+        .def_readonly("instructions", &perf_result::instructions,
+                      "Main's instructions in order, with times (empty when the target cannot time them).")
+        .def_readonly("by_op", &perf_result::by_op, "(op, ms, share) summed by op, largest first.")
+        .def_readonly("op_counts", &perf_result::op_counts, "(op, instructions of main), most first.")
+        .def("__str__", &perf_result::to_string);
 }
 
 void init_module(py::module_& m) {
@@ -298,7 +354,8 @@ void init_module(py::module_& m) {
     bind_options(m);
     bind_tensors(m);
     bind_program(m);
-    bind_reports(m);
+    bind_verify_report(m);
+    bind_perf_report(m);
     m.def("ops", &registered_ops, "Every op kiln's IR has, sorted.");
     m.def("onnx_ops", &onnx_supported_ops, "The supported ONNX ops as 'domain:OpType' ('' is ai.onnx), sorted.");
     m.def("built_targets", &built_targets, "The targets built into this kiln: ['ref', ...].");

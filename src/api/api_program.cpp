@@ -12,18 +12,6 @@ namespace kiln::api {
 
 namespace {
 
-// Runs `f`, turning a kiln::error (or a standard exception) into a stage_error of stage `s`.
-template <class F>
-auto at_stage(stage s, F&& f) {
-    try {
-        return f();
-    } catch (const stage_error&) {
-        throw;
-    } catch (const std::exception& e) {
-        throw stage_error(s, e.what());
-    }
-}
-
 std::vector<std::string> output_names_of(const onnx::ModelProto& m) {
     std::vector<std::string> names;
     for (const auto& o : m.graph().output()) names.push_back(o.name());
@@ -117,7 +105,6 @@ void compile(api_program& p, const std::string& target_name, const compile_optio
     p.options = opts;
 }
 
-// Missing, unknown, mistyped and mis-shaped inputs, named before anything runs.
 void check_inputs(const api_program& p, const param_map& inputs) {
     std::string missing;
     for (const auto& n : p.input_names)
@@ -144,12 +131,17 @@ void check_inputs(const api_program& p, const param_map& inputs) {
     }
 }
 
-std::vector<argument> run(const api_program& p, const param_map& inputs) {
+param_map device_inputs(const api_program& p, const param_map& inputs) {
     if (!p.compiled()) throw stage_error(stage::run, "the program is not compiled: compile it for a target first");
     check_inputs(p, inputs);
-    const target& t = *p.compiled_for;
     param_map on_device;
-    for (const auto& [name, a] : inputs) on_device[name] = t.copy_to(a);
+    for (const auto& [name, a] : inputs) on_device[name] = p.compiled_for->copy_to(a);
+    return on_device;
+}
+
+std::vector<argument> run(const api_program& p, const param_map& inputs) {
+    param_map on_device = device_inputs(p, inputs);
+    const target& t = *p.compiled_for;
     auto outs = at_stage(stage::run, [&] { return t.run(p.prog, on_device); });
     for (auto& o : outs) o = t.copy_from(o);
     return outs;

@@ -1,16 +1,21 @@
 // What the C API and the Python module share: a parsed program with the names of its inputs and
 // outputs, the target it was compiled for, and the calls both APIs offer on it (compile, run on
 // named host inputs, verify against ref, time runs). Errors are kiln::error; each API maps them.
+// verify and timing are the driver's (src/runtime/verify.hpp, perf.hpp) with the API's names.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/target.hpp"
 #include "frontends/onnx/onnx.hpp"
+#include "runtime/compare.hpp"
+#include "runtime/perf.hpp"
 
 namespace kiln::api {
 
@@ -21,6 +26,18 @@ struct stage_error : error {
     stage where;
     stage_error(stage s, const std::string& msg) : error(msg), where(s) {}
 };
+
+// Runs `f`, turning a kiln::error (or a standard exception) into a stage_error of stage `s`.
+template <class F>
+auto at_stage(stage s, F&& f) {
+    try {
+        return f();
+    } catch (const stage_error&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw stage_error(s, e.what());
+    }
+}
 
 struct api_program {
     program prog;
@@ -51,16 +68,15 @@ void compile(api_program& p, const std::string& target_name, const compile_optio
 // Runs a compiled program on host inputs; returns host outputs in order.
 std::vector<argument> run(const api_program& p, const param_map& inputs);
 
-struct tolerance {
-    double rtol = 1e-3;
-    double atol = 1e-5;
-};
+// Missing, unknown, mistyped and mis-shaped inputs are stage::input errors naming the input.
+void check_inputs(const api_program& p, const param_map& inputs);
+// Checks the inputs of a compiled program and copies them to its target.
+param_map device_inputs(const api_program& p, const param_map& inputs);
 
 struct output_check {
     std::string name;
-    double max_abs = 0, max_rel = 0, rms = 0;   // rms: root mean square of the differences
-    bool passed = false;
-    std::string reason;   // why it failed: "element 3: 1.5, expected 1.25" or a type/lens mismatch
+    comparison cmp;       // src/runtime/compare.hpp: RMS and allclose, worst element, NaN/Inf counts
+    std::string reason() const;   // why it failed, on one line ("" when it passed)
 };
 
 struct verify_report {
@@ -70,21 +86,32 @@ struct verify_report {
     std::string to_string() const;
 };
 
-// Compiles a copy of the (uncompiled) program for the target and compares its outputs with the
-// uncompiled program run on ref without optimisation. Missing inputs are drawn from `seed`.
+// verify_program (src/runtime/verify.hpp): compiles a copy of the (uncompiled) program for the
+// target and compares its outputs with the program run on ref without passes; both the RMS and
+// the allclose test must hold, with tolerances by dtype and precision unless `tol` overrides
+// them. Missing inputs are drawn from `seed`. Compiling or running the copy fails as stage::compile.
 verify_report verify(const api_program& p, param_map inputs, const std::string& target_name,
-                     const compile_options& opts, tolerance tol, std::uint64_t seed = 0);
+                     const compile_options& opts, const tolerance_overrides& tol, std::uint64_t seed = 0);
 
-struct perf_report {
+struct instruction_time {
+    std::string line, op;   // the compiled instruction (or kernel) as printed, its op
+    double ms = 0;          // interquartile mean over the observed runs
+    double share = 0;       // of the instructions' total (0..1)
+};
+
+struct perf_result {
     std::string target;
-    std::size_t iterations = 0;
-    double mean_ms = 0, min_ms = 0, max_ms = 0, median_ms = 0;
-    std::vector<std::pair<std::string, std::size_t>> op_counts;   // instructions of main by op, most first
+    perf_report timings;                    // measure_program's report (src/runtime/perf.hpp)
+    std::vector<instruction_time> instructions;                  // main's, in order (empty when
+                                                                 // the target cannot time them)
+    std::vector<std::tuple<std::string, double, double>> by_op;  // (op, ms, share), largest first
+    std::vector<std::pair<std::string, std::size_t>> op_counts;  // instructions of main by op, most first
     std::string to_string() const;
 };
 
-// Times `iterations` runs of a compiled program (after one warm-up run); missing inputs are random.
-perf_report time_runs(const api_program& p, param_map inputs, std::size_t iterations, std::uint64_t seed = 0);
+// measure_program on a compiled program: one warm-up run, `iterations` whole runs, then
+// `iterations` runs timing each instruction. Missing inputs are random.
+perf_result time_runs(const api_program& p, param_map inputs, std::size_t iterations, std::uint64_t seed = 0);
 
 // Random inputs for the parameters `inputs` lacks (static shapes only).
 param_map complete_inputs(const api_program& p, param_map inputs, std::uint64_t seed);

@@ -1,113 +1,95 @@
-// kiln::api::verify and time_runs: the Python module's verify() and perf_report(). The oracle is
-// the program as parsed, run on ref without optimisation; the candidate is a copy compiled for
-// the target. Copies go through the text IR, which round-trips exactly.
+// kiln::api::verify and time_runs: the Python module's verify() and perf_report(), which are the
+// driver's verify_program and measure_program (src/runtime) with the API's output names, input
+// checks and error stages.
 #include <algorithm>
-#include <chrono>
-#include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
 #include "api/api_program.hpp"
 #include "core/error.hpp"
-#include "core/text_parser.hpp"
+#include "runtime/verify.hpp"
 
 namespace kiln::api {
 
 namespace {
 
-output_check compare(const std::string& name, const argument& got, const argument& want, tolerance tol) {
-    output_check c{name};
-    const shape &g = got.get_shape(), &w = want.get_shape();
-    if (g.lens() != w.lens()) {
-        c.reason = cat("lens ", lens_to_string(g.lens()), ", expected ", lens_to_string(w.lens()));
-        return c;
-    }
-    auto a = to_doubles(got), b = to_doubles(want);
-    double sum_sq = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-        double d = a[i] == b[i] ? 0.0 : std::abs(a[i] - b[i]);
-        sum_sq += d * d;
-        c.max_abs = std::max(c.max_abs, d);
-        if (b[i] != 0) c.max_rel = std::max(c.max_rel, d / std::abs(b[i]));
-        if (c.reason.empty() && !(d <= tol.atol + tol.rtol * std::abs(b[i])))
-            c.reason = cat("element ", i, ": ", a[i], ", expected ", b[i]);
-    }
-    c.rms = a.empty() ? 0.0 : std::sqrt(sum_sq / static_cast<double>(a.size()));
-    c.passed = c.reason.empty();
-    return c;
+std::string ms(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g ms", v);
+    return buf;
 }
 
-api_program copy_of(const api_program& p) {
-    api_program c;
-    c.prog = parse_text(to_string(p.prog));
-    c.input_names = p.input_names;
-    c.output_names = p.output_names;
-    return c;
+std::string pct(double share) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%.0f%%", 100 * share);
+    return buf;
+}
+
+double share_of(double part, double whole) { return whole > 0 ? part / whole : 0; }
+
+std::vector<std::pair<std::string, std::size_t>> count_ops(const module& m) {
+    std::map<std::string, std::size_t> counts;
+    for (const auto& ins : m)
+        if (!ins.is_param() && !ins.is_literal() && !ins.is_return()) ++counts[std::string(ins.name())];
+    std::vector<std::pair<std::string, std::size_t>> r(counts.begin(), counts.end());
+    std::stable_sort(r.begin(), r.end(), [](auto& a, auto& b) { return a.second > b.second; });
+    return r;
 }
 
 }  // namespace
 
+std::string output_check::reason() const {
+    if (cmp.pass) return "";
+    std::string r;
+    for (char c : describe(cmp, "")) r += c == '\n' ? std::string("; ") : std::string(1, c);
+    return r.substr(0, r.size() - 2);   // describe ends each line with '\n'
+}
+
 std::string verify_report::to_string() const {
     std::ostringstream os;
-    for (const auto& o : outputs) {
-        os << o.name << ": max abs error " << o.max_abs << ", max rel error " << o.max_rel << ", rms " << o.rms
-           << ": " << (o.passed ? "PASS" : "FAIL");
-        if (!o.passed) os << " (" << o.reason << ")";
-        os << "\n";
-    }
+    for (const auto& o : outputs) os << o.name << ": " << (o.cmp.pass ? "PASS" : "FAIL") << "\n" << describe(o.cmp);
     os << (passed ? "PASSED" : "FAILED");
     return os.str();
 }
 
 verify_report verify(const api_program& p, param_map inputs, const std::string& target_name,
-                     const compile_options& opts, tolerance tol, std::uint64_t seed) {
+                     const compile_options& opts, const tolerance_overrides& tol, std::uint64_t seed) {
+    auto t = at_stage(stage::target, [&] { return make_target(target_name); });
     if (p.compiled())
         throw stage_error(stage::compile, cat("verify takes the program as parsed, but it is compiled for '",
                                               p.target_name(), "'; parse or load it again"));
-    api_program oracle = copy_of(p), candidate = copy_of(p);
-    compile(oracle, "ref", compile_options{.optimize = false});
-    compile(candidate, target_name, opts);
     inputs = complete_inputs(p, std::move(inputs), seed);
-    auto want = run(oracle, inputs);
-    auto got = run(candidate, inputs);
-    verify_report r{true, seed, {}};
-    for (std::size_t i = 0; i < want.size(); ++i) {
-        r.outputs.push_back(compare(p.output_names[i], got.at(i), want[i], tol));
-        r.passed = r.passed && r.outputs.back().passed;
-    }
+    check_inputs(p, inputs);
+    verify_result v = at_stage(stage::compile, [&] { return verify_program(p.prog, *t, inputs, {opts, tol}); });
+    verify_report r{v.pass, seed, {}};
+    for (std::size_t i = 0; i < v.outputs.size(); ++i) r.outputs.push_back({p.output_names.at(i), v.outputs[i].cmp});
     return r;
 }
 
-std::string perf_report::to_string() const {
+std::string perf_result::to_string() const {
+    const perf_report& t = timings;
     std::ostringstream os;
-    os << "target " << target << ", " << iterations << " runs: mean " << mean_ms << " ms, median " << median_ms
-       << " ms, min " << min_ms << " ms, max " << max_ms << " ms\ninstructions by op:";
-    for (const auto& [op, n] : op_counts) os << "\n  " << op << ": " << n;
+    os << "target " << target << ", " << t.iterations << " runs: mean " << ms(t.mean) << ", min " << ms(t.min)
+       << ", median " << ms(t.median) << ", p90 " << ms(t.p90) << ", p99 " << ms(t.p99) << ", max " << ms(t.max)
+       << "\ntotal " << ms(t.iq_mean) << " (interquartile mean), " << t.rate() << " runs/s";
+    if (instructions.empty()) return os.str() + "\n(this target does not time single instructions)";
+    os << "\ninstructions " << ms(t.instructions_ms) << ", overhead " << ms(t.overhead_ms) << "\nper instruction:";
+    for (const auto& i : instructions) os << "\n  " << i.line << ": " << ms(i.ms) << ", " << pct(i.share);
+    os << "\nby op:";
+    for (const auto& [op, m, s] : by_op) os << "\n  " << op << ": " << ms(m) << ", " << pct(s);
     return os.str();
 }
 
-perf_report time_runs(const api_program& p, param_map inputs, std::size_t iterations, std::uint64_t seed) {
+perf_result time_runs(const api_program& p, param_map inputs, std::size_t iterations, std::uint64_t seed) {
     if (iterations == 0) throw stage_error(stage::input, "perf_report: iterations must be at least 1");
-    inputs = complete_inputs(p, std::move(inputs), seed);
-    run(p, inputs);   // warm-up
-    std::vector<double> ms;
-    for (std::size_t i = 0; i < iterations; ++i) {
-        auto start = std::chrono::steady_clock::now();
-        run(p, inputs);
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
-    perf_report r{p.target_name(), iterations};
-    std::sort(ms.begin(), ms.end());
-    for (double m : ms) r.mean_ms += m / static_cast<double>(iterations);
-    r.min_ms = ms.front();
-    r.max_ms = ms.back();
-    r.median_ms = ms[ms.size() / 2];
-    std::map<std::string, std::size_t> counts;
-    for (const auto& ins : p.prog.main())
-        if (!ins.is_param() && !ins.is_literal() && !ins.is_return()) ++counts[std::string(ins.name())];
-    r.op_counts.assign(counts.begin(), counts.end());
-    std::stable_sort(r.op_counts.begin(), r.op_counts.end(), [](auto& a, auto& b) { return a.second > b.second; });
+    param_map on_device = device_inputs(p, complete_inputs(p, std::move(inputs), seed));
+    perf_result r{p.target_name()};
+    r.timings = at_stage(stage::run, [&] { return measure_program(p.prog, *p.compiled_for, on_device, iterations); });
+    double total = r.timings.instructions_ms;
+    for (const auto& i : r.timings.instructions) r.instructions.push_back({i.line, i.op, i.ms, share_of(i.ms, total)});
+    for (const auto& [op, m] : r.timings.by_op) r.by_op.emplace_back(op, m, share_of(m, total));
+    r.op_counts = count_ops(p.prog.main());
     return r;
 }
 

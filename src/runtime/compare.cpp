@@ -13,14 +13,18 @@ std::string num(double v) {
     return buf;
 }
 
-std::string index_string(const shape& s, std::size_t i) {
-    std::string r = "[";
+std::vector<std::size_t> multi_index(const shape& s, std::size_t i) {
     const auto& lens = s.lens();
     std::vector<std::size_t> idx(lens.size());
     for (std::size_t d = lens.size(); d-- > 0;) {
         idx[d] = lens[d] ? i % lens[d] : 0;
         i = lens[d] ? i / lens[d] : 0;
     }
+    return idx;
+}
+
+std::string index_string(const std::vector<std::size_t>& idx) {
+    std::string r = "[";
     for (std::size_t d = 0; d < idx.size(); ++d) r += (d ? ", " : "") + std::to_string(idx[d]);
     return r + "]";
 }
@@ -59,7 +63,8 @@ comparison compare_tensors(const argument& got, const argument& ref, const toler
     if (!g.empty()) {
         c.worst_got = g[c.worst];
         c.worst_ref = w[c.worst];
-        c.worst_index = index_string(ref.get_shape(), c.worst);
+        c.worst_position = multi_index(ref.get_shape(), c.worst);
+        c.worst_index = index_string(c.worst_position);
     }
     c.pass = c.rms_error <= tol.rms_tol && c.not_close == 0;
     return c;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/argument.hpp"
 #include "core/target.hpp"
@@ -38,7 +39,8 @@ struct comparison {
     std::size_t not_close = 0;       // elements failing allclose
     // The element with the largest |got - ref| (NaN or inf against a number counts as largest).
     std::size_t worst = 0;
-    std::string worst_index;         // "[1, 2]"
+    std::vector<std::size_t> worst_position;   // its index per dimension
+    std::string worst_index;         // the same printed: "[1, 2]"
     double worst_got = 0, worst_ref = 0, max_abs = 0;
     std::size_t nan_got = 0, nan_ref = 0, inf_got = 0, inf_ref = 0;
 };

@@ -296,24 +296,73 @@ def test_verify_passes_and_reports_errors(model_path):
     p = kiln.parse_onnx(model_path, dim_params={"batch": 3})
     r = kiln.verify(p, target="ref", rtol=1e-3, atol=1e-5)
     assert r and r.passed and r.outputs[0].name == "y" and r.outputs[0].max_abs == 0
-    assert "PASS" in str(r)
+    o = r.outputs[0]
+    assert (o.rtol, o.atol, o.rms_tol) == (1e-3, 1e-5, 1e-3)   # rms_tol by dtype: float32
+    assert o.reason == "" and o.not_close == 0 and o.elements == 9
+    assert "PASS" in str(r) and "RMS error 0" in str(r)
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     assert kiln.verify(p, {"x": x}, "ref", options=kiln.CompileOptions(optimize=True)).passed
     with pytest.raises(kiln.TargetError):
         kiln.verify(p, target="gpu")
+    with pytest.raises(kiln.InputError, match="'x' has lens"):
+        kiln.verify(p, {"x": np.zeros((2, 4), np.float32)})
     p.compile("ref")
     with pytest.raises(kiln.CompileError, match="program as parsed"):
         kiln.verify(p)
 
 
+def test_verify_failure_names_the_worst_element(model_path):
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    fp16 = kiln.CompileOptions(fp16=True)
+    p = kiln.parse_onnx(model_path, dim_params={"batch": 3})
+    ok = kiln.verify(p, {"x": x}, options=fp16)
+    assert ok.passed and (ok.outputs[0].rtol, ok.outputs[0].atol, ok.outputs[0].rms_tol) == (4e-2, 4e-2, 8e-2)
+    r = kiln.verify(p, {"x": x}, options=fp16, rtol=0, atol=1e-7, rms_tol=1e-7)
+    assert not r and not r.outputs[0].passed and "FAILED" in str(r)
+    o = r.outputs[0]
+    assert (o.rtol, o.atol, o.rms_tol) == (0, 1e-7, 1e-7) and 0 < o.not_close <= o.elements == 9
+    compiled = kiln.parse_onnx(model_path, dim_params={"batch": 3})
+    compiled.compile("ref", fp16)
+    got, want = compiled.run({"x": x})["y"], expected(x)
+    diff = np.abs(got.astype(np.float64) - want)
+    assert o.worst_index == np.unravel_index(np.argmax(diff), diff.shape)
+    assert o.worst_got == got[o.worst_index]
+    assert o.worst_ref == pytest.approx(want[o.worst_index], rel=1e-5)
+    assert o.max_abs == pytest.approx(diff.max(), rel=1e-3) and o.rms > 0
+    assert f"worst element [{o.worst_index[0]}, {o.worst_index[1]}]" in o.reason
+    assert "not close" in o.reason and "worst element" in str(r)
+
+
+def test_verify_counts_nan_and_inf():
+    p = kiln.parse_text('x = @param:x -> float_type, {4}, {1}\n@0 = add(x,x) -> float_type, {4}, {1}\n'
+                        '@1 = @return(@0)\n')
+    x = np.array([1, np.nan, np.inf, -2], np.float32)
+    r = kiln.verify(p, {"x": x})
+    o = r.outputs[0]
+    assert r.passed and (o.nan_got, o.nan_ref, o.inf_got, o.inf_ref) == (1, 1, 1, 1)
+    assert "NaN: 1 got, 1 ref" in str(r)
+
+
 def test_perf_report(program):
     r = program.perf_report(iterations=3)
-    assert r.iterations == 3 and r.target == "ref"
-    assert 0 < r.min_ms <= r.median_ms <= r.max_ms
-    assert dict(r.op_counts)["relu"] == 1
-    assert "runs: mean" in str(r)
+    assert r.iterations == 3 and r.target == "ref" and len(r.run_ms) == 3
+    assert 0 < r.min_ms <= r.median_ms <= r.p90_ms <= r.p99_ms <= r.max_ms
+    assert r.min_ms <= r.total_ms <= r.max_ms and r.rate == pytest.approx(1000 / r.total_ms)
+    lines = [i.line for i in r.instructions]
+    assert lines == str(program).split("\n\n")[0].splitlines()[1:-1]   # main as printed, but its return
+    assert sum(i.ms for i in r.instructions) == pytest.approx(r.instructions_ms)
+    assert sum(i.share for i in r.instructions) == pytest.approx(1)
+    assert r.overhead_ms == pytest.approx(r.total_ms - r.instructions_ms)
+    ops = {op: (ms, share) for op, ms, share in r.by_op}
+    assert set(ops) == {i.op for i in r.instructions} and "@param" in ops
+    assert [ms for ms, _ in ops.values()] == sorted((ms for ms, _ in ops.values()), reverse=True)
+    assert sum(n for _, n in r.op_counts) == len(r.instructions) - 1   # instructions but the parameter
+    text = str(r)
+    assert "runs: mean" in text and "p99" in text and "per instruction:" in text and lines[-1] in text
     with pytest.raises(kiln.InputError, match="at least 1"):
         program.perf_report(iterations=0)
+    with pytest.raises(kiln.RunError, match="not compiled"):
+        kiln.parse_text('x = @param:x -> float_type, {2}, {1}\n@0 = @return(x)\n').perf_report()
 
 
 def test_ops_lists():

@@ -116,6 +116,7 @@ TEST(compare, rms_and_allclose_are_both_required) {
     EXPECT_EQ(a.not_close, 1u);
     EXPECT_FALSE(a.pass);
     EXPECT_EQ(a.worst_index, "[7]");
+    EXPECT_EQ(a.worst_position, std::vector<std::size_t>{7});
     tolerance_overrides loose;
     loose.atol = 1.0;
     comparison b = compare_results(from_doubles(s, all_off), r, loose.apply(default_tolerances(dtype::float32)));
