@@ -45,13 +45,13 @@ const char* const compile_flags[] = {"--optimize", "--fp16", "--bf16", "--int8",
 void check_pass_names(const target& t, const compile_settings& s) {
     compile_options all = s.options;
     all.optimize = true;
-    std::vector<std::string> names;
-    for (const auto& p : t.passes(all)) names.push_back(p.name());
+    std::vector<std::string> names;   // in pipeline order, each once
+    for (const auto& p : t.passes(all))
+        if (std::find(names.begin(), names.end(), p.name()) == names.end()) names.push_back(p.name());
     for (const auto& d : s.disabled)
         if (std::find(names.begin(), names.end(), d) == names.end()) {
             std::string list;
-            for (const auto& n : names)
-                if (list.find(n) == std::string::npos) list += (list.empty() ? "" : ", ") + n;
+            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
             throw usage_error("--disable-pass " + d + ": the " + t.name() + " pipeline has no such pass (its passes: " +
                               list + ")");
         }
