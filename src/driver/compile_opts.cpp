@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "passes/kernel_count.hpp"
 #include "passes/memory_plan.hpp"
+#include "runtime/program_tools.hpp"
 #include "runtime/progress.hpp"
 
 namespace kiln::driver {
@@ -58,10 +59,7 @@ void check_pass_names(const target& t, const compile_settings& s) {
 }
 
 std::size_t computing_instructions(const module& m) {
-    std::size_t n = 0;
-    for (const auto& ins : m)
-        if (!ins.get_operator().traits().builtin) ++n;
-    return n;
+    return static_cast<std::size_t>(std::count_if(m.begin(), m.end(), is_computing));
 }
 
 std::string ms_text(double ms) {

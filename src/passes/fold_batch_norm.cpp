@@ -13,12 +13,12 @@ using match::op;
 
 // Whether a per-channel scale (dim 1) on x folds into x's weights. A dot scales its last dim.
 bool channel_scale_folds(instruction_ref x) {
-    return used_once_live(x) && takes_scale(x) && (x->name() != "dot" || x->get_shape().ndim() == 2);
+    return x->outputs().size() == 1 && takes_scale(x) && (x->name() != "dot" || x->get_shape().ndim() == 2);
 }
 
 // Whether y * f folds into y's weights: y takes a channel scale, or is such an op plus a constant.
 bool folds(instruction_ref y) {
-    if (!used_once_live(y) || y->get_shape().dynamic() || y->get_shape().ndim() < 2) return false;
+    if (y->outputs().size() != 1 || y->get_shape().dynamic() || y->get_shape().ndim() < 2) return false;
     if (channel_scale_folds(y)) return true;
     if (y->name() != "add") return false;
     auto a = y->inputs()[0], b = y->inputs()[1];

@@ -194,6 +194,9 @@ private:
 }  // namespace
 
 std::size_t apply_rules(module& m, std::span<const rule> rules) {
+    // Patterns count users, so none may be dead: dead code goes first, and after each rewrite
+    // whatever it left dead (worklist::remove_dead).
+    m.remove_dead_code();
     worklist work;
     for (auto ins = m.begin(); ins != m.end(); ++ins) work.push(ins);
     std::size_t rewrites = 0;

@@ -100,7 +100,8 @@ struct rule {
     std::function<bool(rewriter&, const bindings&)> apply;
 };
 
-// Rewrites `m` with `rules` until none applies; returns the number of rewrites.
+// Rewrites `m` with `rules` until none applies; returns the number of rewrites. Dead code is
+// removed first and after every rewrite, so patterns only ever see live users.
 std::size_t apply_rules(module& m, std::span<const rule> rules);
 
 // Every element of a literal as a double (for rule conditions on constant values).

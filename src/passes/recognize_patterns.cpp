@@ -1,6 +1,5 @@
 // recognize_patterns: runs the rule families of recognize_rules.hpp one after another, softmax
-// first so that attention sees the softmax ops it made. Dead code goes between families: the rules
-// count users, and the instructions a rewrite left dead would still count as users of its inputs.
+// first so that attention sees the softmax ops it made.
 // Assumes constants are already literals and repeated subgraphs merged (propagate_constant and CSE
 // run before it): the rules compare constants by value and expect one instruction per
 // intermediate.
@@ -16,7 +15,7 @@ namespace kiln {
 
 void recognize_patterns::apply(module& m) const {
     for (auto family : {softmax_rules, normalization_rules, activation_rules, attention_rules}) {
-        if (apply_rules(m, family()) > 0) m.remove_dead_code();
+        apply_rules(m, family());
     }
 }
 

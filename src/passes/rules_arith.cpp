@@ -120,7 +120,7 @@ std::vector<rule> negation_rules() {
 
 // (x op c1) op c2 -> x op (c1 op c2) for op = add or mul.
 rule reassociate(const std::string& name) {
-    return {name + "_const_reassoc", op(name, op(name, any("x"), constant("c1")).where(used_once_live), constant("c2")),
+    return {name + "_const_reassoc", op(name, op(name, any("x"), constant("c1")).used_once(), constant("c2")),
             [name](rewriter& r, const bindings& b) {
                 r.replace(r.add(name, {b["x"], r.add(name, {b["c1"], b["c2"]})}));
                 return true;
@@ -152,7 +152,7 @@ std::vector<rule> fold_rules() {
         // (x + c1) + c2 -> x + (c1 + c2)
         reassociate("add"),
         // (x + c1) * c2 -> x * c2 + c1 * c2, where the scale on x folds away
-        {"distribute_scale", op("mul", op("add", any("x"), constant("c1")).where(used_once_live), constant("c2")),
+        {"distribute_scale", op("mul", op("add", any("x"), constant("c1")).used_once(), constant("c2")),
          [](rewriter& r, const bindings& b) {
              if (!scale_folds(b["x"])) return false;
              auto scaled = r.add("mul", {b["x"], b["c2"]});

@@ -29,7 +29,7 @@ instruction_ref scale_weights(rewriter& r, instruction_ref w, instruction_ref c,
 // conv(x, w) * c -> conv(x, w * c), c one value per output channel
 rule conv_scale() {
     return {"conv_scale",
-            op("mul", op("convolution", any("x"), constant("w")).where(used_once_live).bind("conv"), constant("c")),
+            op("mul", op("convolution", any("x"), constant("w")).used_once().bind("conv"), constant("c")),
             [](rewriter& r, const bindings& b) {
                 const auto& out = b["conv"]->get_shape().lens();
                 if (!per_axis(*b["c"], out.size(), 1, out[1])) return false;
@@ -41,7 +41,7 @@ rule conv_scale() {
 
 // dot(x, w) * c -> dot(x, w * c), c one value per column of w
 rule dot_scale() {
-    return {"dot_scale", op("mul", op("dot", any("x"), constant("w")).where(used_once_live).bind("dot"), constant("c")),
+    return {"dot_scale", op("mul", op("dot", any("x"), constant("w")).used_once().bind("dot"), constant("c")),
             [](rewriter& r, const bindings& b) {
                 const auto& out = b["dot"]->get_shape().lens();
                 const auto& wl = b["w"]->get_shape().lens();
@@ -56,7 +56,7 @@ float beta_of(instruction_ref g) { return static_cast<float>(g->get_operator().a
 
 // gemm(a, b, c) * s -> gemm(a, b * s, c * s), s one value per column of the result
 rule gemm_scale() {
-    return {"gemm_scale", op("mul", op("gemm").where(used_once_live).bind("g"), constant("s")),
+    return {"gemm_scale", op("mul", op("gemm").used_once().bind("g"), constant("s")),
             [](rewriter& r, const bindings& b) {
                 auto g = b["g"];
                 auto in = g->inputs();
@@ -73,7 +73,7 @@ rule gemm_scale() {
 
 // gemm(a, b) + c -> gemm[beta=1](a, b, c); gemm[beta=1](a, b, c1) + c2 -> gemm(a, b, c1 + c2)
 rule gemm_bias() {
-    return {"gemm_bias", op("add", op("gemm").where(used_once_live).bind("g"), any("c")),
+    return {"gemm_bias", op("add", op("gemm").used_once().bind("g"), any("c")),
             [](rewriter& r, const bindings& b) {
                 auto g = b["g"];
                 auto c = b["c"];

@@ -42,7 +42,7 @@ instruction_ref transposed_literal(rewriter& r, instruction_ref c, std::size_t r
 // transpose_p(f(transpose_q(x), c, ...)) -> f(x, transpose_p(c), ...), f pointwise, q undoing p,
 // the other inputs literals
 rule transpose_through_pointwise() {
-    return {"transpose_through_pointwise", op("transpose", match::pointwise("f").where(used_once_live)),
+    return {"transpose_through_pointwise", op("transpose", match::pointwise("f").used_once()),
             [](rewriter& r, const bindings& b) {
                 auto f = b["f"];
                 auto p = perm_of(r.root());

@@ -67,7 +67,7 @@ rule literal_view() {
     auto view = any_of({relabel_of(match::constant("c")), op("transpose", match::constant("c"))});
     return {"literal_view", view, [](rewriter& r, const bindings& b) {
                 auto c = b["c"];
-                if (!used_once_live(c) || c->get_shape().dynamic()) return false;
+                if (c->outputs().size() != 1 || c->get_shape().dynamic()) return false;
                 const argument& a = c->get_literal().get_argument();
                 literal folded(compute_op(r.root()->get_operator(), std::span(&a, 1)));
                 if (!users_take(r.root(), folded.get_shape(), uses::all)) return false;

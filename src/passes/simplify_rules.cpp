@@ -8,15 +8,6 @@
 namespace kiln {
 
 namespace {
-// Whether something reads `ins`' result in the end. Rewrites leave short dead chains, so past a
-// few levels an instruction is taken as live.
-bool live(instruction_ref ins, int depth = 8) {
-    if (depth == 0 || ins->is_return() || ins->get_operator().traits().side_effects) return true;
-    for (auto u : ins->outputs())
-        if (live(u, depth - 1)) return true;
-    return false;
-}
-
 // Whether `user`, reading a value of shape `s` where it reads `from`, keeps its own shape. Ops
 // with submodules pass inputs on to parameters of declared shapes: they are left alone.
 bool keeps_shape(instruction_ref user, instruction_ref from, const shape& s) {
@@ -35,7 +26,7 @@ bool users_take(instruction_ref root, const shape& s, uses which) {
     for (auto user : root->outputs()) {
         if (keeps_shape(user, root, s))
             some = true;
-        else if (which == uses::all && live(user))
+        else if (which == uses::all)
             return false;
     }
     return some;
@@ -55,12 +46,6 @@ bool replace_where_shape_allows(rewriter& r, instruction_ref with, uses which) {
         r.mod().replace_instruction(user, user->get_operator(), inputs);
     }
     return true;
-}
-
-bool used_once_live(instruction_ref ins) {
-    std::size_t n = 0;
-    for (auto u : ins->outputs()) n += live(u);
-    return n == 1;
 }
 
 match::pattern relabel_of(match::pattern input) {

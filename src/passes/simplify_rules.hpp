@@ -13,10 +13,6 @@ std::vector<rule> convert_rules();    // rules_convert.cpp: redundant converts
 std::vector<rule> reshape_rules();    // rules_reshape.cpp: view chains and inverse pairs
 std::vector<rule> layout_rules();     // rules_layout.cpp: views through pointwise ops, copies
 
-// Whether `ins` has exactly one user that is live. apply_rules leaves replaced instructions in
-// place (without users) until dead code removal, so match::pattern::used_once would count them.
-bool used_once_live(instruction_ref ins);
-
 // reshape, flatten, squeeze or unsqueeze (ops that relabel elements keeping their row-major
 // order) of an input matching `input`.
 match::pattern relabel_of(match::pattern input);
@@ -31,7 +27,7 @@ enum class uses { some, all };
 // Makes the root's users read `with` instead. `with` has the root's lens and type; when its
 // strides differ too, only users whose own shape does not change are rewired (never @return,
 // whose outputs keep their layout, nor ops with submodules), and with uses::all only when every
-// live user can be. Returns whether any use moved.
+// user can be. Returns whether any use moved.
 bool replace_where_shape_allows(rewriter& r, instruction_ref with, uses which = uses::some);
 // Whether replace_where_shape_allows would move uses of `root` to a value of shape `s`.
 bool users_take(instruction_ref root, const shape& s, uses which);
