@@ -91,8 +91,7 @@ py::dict run(const program_ptr& p, const py::dict& inputs) {
     std::vector<argument> outs;
     {
         py::gil_scoped_release unlocked;
-        outs = api::run(*p, in);
-        for (auto& o : outs) o = o.copy();   // results may view inputs or literals: hand out copies
+        outs = api::run(*p, in);   // copies the caller owns
     }
     py::dict d;
     for (std::size_t i = 0; i < outs.size(); ++i) d[py::str(p->output_names[i])] = to_numpy(outs[i]);
@@ -229,9 +228,9 @@ void bind_program(py::module_& m) {
                  api::save(p, s);
              },
              py::arg("path"), "Saves the compiled program; kiln.load(path) reads it back without compiling.")
-        .def("print", [](const api_program& p) { py::print(to_string(p.prog), py::arg("end") = ""); },
+        .def("print", [](const api_program& p) { py::print(to_string(p.current()), py::arg("end") = ""); },
              "Prints the text IR.")
-        .def("__str__", [](const api_program& p) { return to_string(p.prog); })
+        .def("__str__", [](const api_program& p) { return to_string(p.current()); })
         .def("__repr__", [](const api_program& p) {
             return cat("<kiln.Program: ", p.input_names.size(), " inputs, ", p.output_names.size(), " outputs, ",
                        p.compiled() ? "compiled for " + p.target_name() : std::string("not compiled"), ">");

@@ -40,11 +40,11 @@ onnx_options quiet(onnx_options o) {
 
 std::vector<shape> api_program::input_shapes() const {
     std::vector<shape> s;
-    for (auto p : prog.main().parameters()) s.push_back(p->get_shape());
+    for (auto p : current().main().parameters()) s.push_back(p->get_shape());
     return s;
 }
 
-std::vector<shape> api_program::output_shapes() const { return prog.main().output_shapes(); }
+std::vector<shape> api_program::output_shapes() const { return current().main().output_shapes(); }
 
 std::unique_ptr<api_program> parse_onnx_file(const std::string& path, onnx_options opts) {
     return at_stage(stage::parse, [&] {
@@ -75,19 +75,22 @@ void save(const api_program& p, const std::string& path) {
                                               path, "'"));
     saved_program_info info;
     info.target = p.target_name();
-    info.device_arch = p.compiled_for->device_arch();
+    info.device_arch = p.device_arch;
     info.options = p.options;
     info.output_names = p.output_names;
     at_stage(stage::io, [&] {
-        save_program(p.prog, info, path);
+        save_program(p.current(), info, path);
         return 0;
     });
 }
 
 std::unique_ptr<api_program> load(const std::string& path) {
     loaded_program l = at_stage(stage::io, [&] { return load_program(path); });
+    auto t = at_stage(stage::target, [&] { return make_target(l.info.target); });
     auto r = wrap(std::move(l.prog), l.info.output_names);
-    r->compiled_for = at_stage(stage::target, [&] { return make_target(l.info.target); });
+    r->exe = at_stage(stage::compile, [&] { return t->load(std::move(r->prog), l.info.options); });
+    r->target = t->name();
+    r->device_arch = l.info.device_arch;
     r->options = l.info.options;
     return r;
 }
@@ -97,11 +100,9 @@ void compile(api_program& p, const std::string& target_name, const compile_optio
     if (p.compiled())
         throw stage_error(stage::compile, cat("the program is already compiled for '", p.target_name(),
                                               "'; parse or load it again to compile for '", target_name, "'"));
-    at_stage(stage::compile, [&] {
-        kiln::compile(p.prog, *t, opts, pass_options{.dump_dir = ""});
-        return 0;
-    });
-    p.compiled_for = std::move(t);
+    p.exe = at_stage(stage::compile, [&] { return t->compile(std::move(p.prog), opts, pass_options{.dump_dir = ""}); });
+    p.target = t->name();
+    p.device_arch = t->device_arch();
     p.options = opts;
 }
 
@@ -111,8 +112,8 @@ void check_inputs(const api_program& p, const param_map& inputs) {
         if (!inputs.count(n)) missing += (missing.empty() ? "'" : ", '") + n + "'";
     if (!missing.empty()) throw stage_error(stage::input, cat("missing input ", missing));
     for (const auto& [name, a] : inputs) {
-        auto param = p.prog.main().get_parameter(name);
-        if (param == p.prog.main().end()) {
+        auto param = p.current().main().get_parameter(name);
+        if (param == p.current().main().end()) {
             std::string known;
             for (const auto& n : p.input_names) known += (known.empty() ? "" : ", ") + n;
             throw stage_error(stage::input, cat("unknown input '", name, "' (the inputs are: ", known, ")"));
@@ -131,24 +132,18 @@ void check_inputs(const api_program& p, const param_map& inputs) {
     }
 }
 
-param_map device_inputs(const api_program& p, const param_map& inputs) {
+std::vector<argument> run(api_program& p, const param_map& inputs) {
     if (!p.compiled()) throw stage_error(stage::run, "the program is not compiled: compile it for a target first");
     check_inputs(p, inputs);
-    param_map on_device;
-    for (const auto& [name, a] : inputs) on_device[name] = p.compiled_for->copy_to(a);
-    return on_device;
-}
-
-std::vector<argument> run(const api_program& p, const param_map& inputs) {
-    param_map on_device = device_inputs(p, inputs);
-    const target& t = *p.compiled_for;
-    auto outs = at_stage(stage::run, [&] { return t.run(p.prog, on_device); });
-    for (auto& o : outs) o = t.copy_from(o);
+    std::lock_guard lock(p.running);
+    auto outs = at_stage(stage::run, [&] { return p.exe->run(inputs); });
+    // The executable owns its outputs until its next run; the caller gets its own.
+    for (auto& o : outs) o = o.copy();
     return outs;
 }
 
 param_map complete_inputs(const api_program& p, param_map inputs, std::uint64_t seed) {
-    auto params = p.prog.main().parameters();
+    auto params = p.current().main().parameters();
     for (std::size_t i = 0; i < params.size(); ++i) {
         const std::string& name = p.input_names[i];
         if (inputs.count(name)) continue;

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -40,14 +41,18 @@ auto at_stage(stage s, F&& f) {
 }
 
 struct api_program {
-    program prog;
+    program prog;                            // as parsed; compile moves it into the executable
     std::vector<std::string> input_names;    // the main module's parameters, in order
     std::vector<std::string> output_names;   // ONNX output names ("#output_I" when unknown)
-    std::unique_ptr<target> compiled_for;    // null until compile
+    std::unique_ptr<executable> exe;         // null until compile (or load)
+    std::string target, device_arch;         // what it was compiled for
     compile_options options;
+    std::mutex running;                      // an executable runs one call at a time
 
-    bool compiled() const { return compiled_for != nullptr; }
-    std::string target_name() const { return compiled_for ? compiled_for->name() : ""; }
+    bool compiled() const { return exe != nullptr; }
+    std::string target_name() const { return target; }
+    // The program as parsed, or as compiled once it is.
+    const program& current() const { return exe ? exe->get_program() : prog; }
     std::vector<shape> input_shapes() const;
     std::vector<shape> output_shapes() const;
 };
@@ -65,13 +70,11 @@ std::unique_ptr<api_program> load(const std::string& path);
 
 // Compiles for the named target; a program compiles once.
 void compile(api_program& p, const std::string& target_name, const compile_options& opts);
-// Runs a compiled program on host inputs; returns host outputs in order.
-std::vector<argument> run(const api_program& p, const param_map& inputs);
+// Runs a compiled program on host inputs; returns host outputs in order (copies the caller owns).
+std::vector<argument> run(api_program& p, const param_map& inputs);
 
 // Missing, unknown, mistyped and mis-shaped inputs are stage::input errors naming the input.
 void check_inputs(const api_program& p, const param_map& inputs);
-// Checks the inputs of a compiled program and copies them to its target.
-param_map device_inputs(const api_program& p, const param_map& inputs);
 
 struct output_check {
     std::string name;
@@ -111,7 +114,7 @@ struct perf_result {
 
 // measure_program on a compiled program: one warm-up run, `iterations` whole runs, then
 // `iterations` runs timing each instruction. Missing inputs are random.
-perf_result time_runs(const api_program& p, param_map inputs, std::size_t iterations, std::uint64_t seed = 0);
+perf_result time_runs(api_program& p, param_map inputs, std::size_t iterations, std::uint64_t seed = 0);
 
 // Random inputs for the parameters `inputs` lacks (static shapes only).
 param_map complete_inputs(const api_program& p, param_map inputs, std::uint64_t seed);

@@ -219,7 +219,7 @@ kiln_status kiln_program_output_shape(kiln_program_t p, size_t i, kiln_shape_t* 
 kiln_status kiln_program_run(kiln_program_t p, const char* const* input_names, const kiln_argument_t* inputs,
                              size_t input_count, const kiln_argument_t* outputs, size_t output_count) {
     return guard([&] {
-        const auto& prog = *need(p, "program").p;
+        auto& prog = *need(p, "program").p;
         if (input_count > 0 && (input_names == nullptr || inputs == nullptr))
             throw bad_param("input_names or inputs is NULL");
         kiln::param_map in;
@@ -254,7 +254,7 @@ kiln_status kiln_load(kiln_program_t* out, const char* path) {
 kiln_status kiln_program_string(kiln_program_t p, const char** out) {
     return guard([&] {
         need_out(out);
-        need(p, "program").text = kiln::to_string(p->p->prog);
+        need(p, "program").text = kiln::to_string(p->p->current());
         *out = p->text.c_str();
     });
 }

@@ -81,15 +81,18 @@ std::string perf_result::to_string() const {
     return os.str();
 }
 
-perf_result time_runs(const api_program& p, param_map inputs, std::size_t iterations, std::uint64_t seed) {
+perf_result time_runs(api_program& p, param_map inputs, std::size_t iterations, std::uint64_t seed) {
     if (iterations == 0) throw stage_error(stage::input, "perf_report: iterations must be at least 1");
-    param_map on_device = device_inputs(p, complete_inputs(p, std::move(inputs), seed));
+    if (!p.compiled()) throw stage_error(stage::run, "the program is not compiled: compile it for a target first");
+    inputs = complete_inputs(p, std::move(inputs), seed);
+    check_inputs(p, inputs);
     perf_result r{p.target_name()};
-    r.timings = at_stage(stage::run, [&] { return measure_program(p.prog, *p.compiled_for, on_device, iterations); });
+    std::lock_guard lock(p.running);
+    r.timings = at_stage(stage::run, [&] { return measure_program(*p.exe, inputs, iterations); });
     double total = r.timings.instructions_ms;
     for (const auto& i : r.timings.instructions) r.instructions.push_back({i.line, i.op, i.ms, share_of(i.ms, total)});
     for (const auto& [op, m] : r.timings.by_op) r.by_op.emplace_back(op, m, share_of(m, total));
-    r.op_counts = count_ops(p.prog.main());
+    r.op_counts = count_ops(p.current().main());
     return r;
 }
 

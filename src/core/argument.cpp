@@ -1,5 +1,6 @@
 #include "core/argument.hpp"
 
+#include <atomic>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -8,7 +9,11 @@
 namespace kiln {
 
 namespace {
+std::atomic<std::size_t> allocations{0};
+thread_local result_buffer_scope* open_scope = nullptr;
+
 std::shared_ptr<std::byte[]> allocate(std::size_t bytes) {
+    allocations.fetch_add(1, std::memory_order_relaxed);
     // Over-allocate to a multiple of 8 so 64-bit element loops never read past the end.
     auto p = std::make_shared<std::byte[]>(std::max<std::size_t>((bytes + 7) / 8 * 8, 8));
     return p;
@@ -27,10 +32,32 @@ void set_nibble(std::byte* data, std::size_t off, std::uint8_t n) {
 }
 }  // namespace
 
+result_buffer_scope::result_buffer_scope(std::span<const planned_buffer> buffers)
+    : pending_(buffers), previous_(open_scope) {
+    open_scope = this;
+}
+
+result_buffer_scope::~result_buffer_scope() { open_scope = previous_; }
+
+const planned_buffer* result_buffer_scope::take(std::size_t bytes) {
+    if (!open_scope || open_scope->pending_.empty() || open_scope->pending_.front().bytes != bytes) return nullptr;
+    const planned_buffer* b = &open_scope->pending_.front();
+    open_scope->pending_ = open_scope->pending_.subspan(1);
+    return b;
+}
+
+std::size_t host_buffer_allocations() { return allocations.load(std::memory_order_relaxed); }
+
 argument::argument(const shape& s) : shape_(s) {
     if (s.dynamic()) fail("argument: cannot allocate dynamic shape ", to_string(s));
     if (s.is_tuple()) {
         for (const auto& sub : s.sub_shapes()) subs_.emplace_back(sub);
+        return;
+    }
+    if (const planned_buffer* b = result_buffer_scope::take(s.bytes())) {
+        if (b->zero) std::memset(b->data, 0, b->bytes);
+        data_ = b->data;
+        owner_ = b->owner;
         return;
     }
     auto buf = allocate(s.bytes());

@@ -40,6 +40,35 @@ private:
     std::vector<argument> subs_;
 };
 
+// Buffers planned for one op's result. An executor opens a result_buffer_scope around each op's
+// compute; while it is open on this thread, the next host buffers allocated for exactly these
+// sizes (in order: a tuple's elements one by one) are made in these buffers instead, so the
+// reference computes, which allocate their results, write where the memory plan says. The
+// executor checks afterwards that the result is in its buffer.
+struct planned_buffer {
+    std::byte* data = nullptr;
+    std::size_t bytes = 0;
+    bool zero = true;                 // zero-fill as a fresh buffer would be (false: the op writes every byte)
+    std::shared_ptr<void> owner;      // keeps the arena alive as long as the result
+};
+class result_buffer_scope {
+public:
+    explicit result_buffer_scope(std::span<const planned_buffer> buffers);
+    ~result_buffer_scope();
+    result_buffer_scope(const result_buffer_scope&) = delete;
+    result_buffer_scope& operator=(const result_buffer_scope&) = delete;
+    // Takes the open scope's next buffer when it has `bytes` bytes (and leaves it otherwise).
+    static const planned_buffer* take(std::size_t bytes);
+
+private:
+    std::span<const planned_buffer> pending_;
+    result_buffer_scope* previous_;
+};
+
+// Host buffers allocated so far by this process (planned buffers not counted): a test checks
+// that an executable allocates nothing after its first run.
+std::size_t host_buffer_allocations();
+
 class literal {
 public:
     literal() = default;

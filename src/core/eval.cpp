@@ -39,6 +39,8 @@ argument narrow(const argument& a, dtype t) {
     return from_int64s(shape(t, a.get_shape().lens()), to_int64s(a));
 }
 
+}  // namespace
+
 argument bind_input(const module& m, const instruction& p, const argument& a) {
     const std::string name = m.parameter_name(p);
     const shape& want = p.get_shape();
@@ -57,6 +59,8 @@ argument bind_input(const module& m, const instruction& p, const argument& a) {
         fail("input '", name, "': expected lens ", lens_to_string(want.lens()), ", got ", lens_to_string(got.lens()));
     return a;
 }
+
+namespace {
 
 struct interpreter {
     const module& m;
@@ -118,21 +122,32 @@ struct interpreter {
 
 }  // namespace
 
-argument compute_op(const operation& op, std::span<const argument> args, std::span<module* const> mods) {
+argument compute_op(const operation& op, const shape& out, std::span<const argument> args,
+                    std::span<module* const> mods, const module_runner& run, std::span<const planned_buffer> into) {
     std::vector<argument> wide;
-    std::vector<shape> shapes;
-    for (const auto& a : args) {
-        wide.push_back(widen(a));
-        shapes.push_back(a.get_shape());
-    }
-    // The output shape is recomputed from the actual input shapes, which binds dynamic dims.
-    shape out = op.compute_shape(shapes, mods);
+    wide.reserve(args.size());
+    for (const auto& a : args) wide.push_back(widen(a));
     shape out_wide = out.is_tuple() ? out : out.with_type(widened(out.type()));
-    module_runner run = [](const module& sub, std::span<const argument> in) { return evaluate(sub, in); };
-    argument r = op.compute(out_wide, wide, mods, run);
+    bool packed = out_wide != out;
+    argument r;
+    {
+        result_buffer_scope scope(packed ? std::span<const planned_buffer>() : into);
+        r = op.compute(out_wide, wide, mods, run);
+    }
     if (!out.dynamic() && !out.is_tuple() && r.get_shape().lens() != out.lens())
         fail("computed lens ", lens_to_string(r.get_shape().lens()), " but the shape says ", to_string(out));
+    if (!packed) return r;
+    result_buffer_scope scope(into);
     return narrow(r, out.type());
+}
+
+argument compute_op(const operation& op, std::span<const argument> args, std::span<module* const> mods) {
+    std::vector<shape> shapes;
+    for (const auto& a : args) shapes.push_back(a.get_shape());
+    // The output shape is recomputed from the actual input shapes, which binds dynamic dims.
+    shape out = op.compute_shape(shapes, mods);
+    module_runner run = [](const module& sub, std::span<const argument> in) { return evaluate(sub, in); };
+    return compute_op(op, out, args, mods, run, {});
 }
 
 std::vector<argument> evaluate(const module& m, std::span<const argument> inputs) {
@@ -140,7 +155,7 @@ std::vector<argument> evaluate(const module& m, std::span<const argument> inputs
     return it.run(inputs);
 }
 
-std::vector<argument> evaluate(const module& m, const param_map& inputs) {
+std::vector<argument> order_inputs(const module& m, const param_map& inputs) {
     std::vector<argument> ordered;
     std::vector<std::string> missing;
     for (const auto& name : m.parameter_names()) {
@@ -155,21 +170,19 @@ std::vector<argument> evaluate(const module& m, const param_map& inputs) {
     }
     for (const auto& [name, arg] : inputs)
         if (m.get_parameter(name) == m.end()) fail("unknown input '", name, "'");
+    return ordered;
+}
+
+std::vector<argument> evaluate(const module& m, const param_map& inputs) {
+    auto ordered = order_inputs(m, inputs);
     return evaluate(m, std::span<const argument>(ordered));
 }
 
 std::vector<argument> evaluate(const program& p, const param_map& inputs) { return evaluate(p.main(), inputs); }
 
 std::vector<argument> evaluate(const program& p, const param_map& inputs, const instruction_observer& observe) {
-    const module& m = p.main();
-    std::vector<argument> ordered;
-    for (const auto& name : m.parameter_names()) {
-        auto it = inputs.find(name);
-        if (it == inputs.end()) return evaluate(m, inputs);   // names the missing inputs
-        ordered.push_back(it->second);
-    }
-    if (ordered.size() != inputs.size()) return evaluate(m, inputs);   // names the unknown ones
-    interpreter it{m, {}, {}, &observe};
+    auto ordered = order_inputs(p.main(), inputs);
+    interpreter it{p.main(), {}, {}, &observe};
     return it.run(ordered);
 }
 

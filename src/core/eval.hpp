@@ -28,6 +28,17 @@ std::vector<argument> evaluate(const program& p, const param_map& inputs, const 
 
 // Evaluates one op on concrete arguments (as the interpreter does for each instruction).
 argument compute_op(const operation& op, std::span<const argument> args, std::span<module* const> mods = {});
+// Same with the output shape known, submodules run by `run`, and the result made in the planned
+// buffers `into` (none: freshly allocated; see result_buffer_scope). Packed 4-bit values are
+// computed 8 bits wide and packed into `into` afterwards.
+argument compute_op(const operation& op, const shape& out, std::span<const argument> args,
+                    std::span<module* const> mods, const module_runner& run, std::span<const planned_buffer> into);
+
+// The inputs in parameter declaration order; a missing or unknown name is an error naming it.
+std::vector<argument> order_inputs(const module& m, const param_map& inputs);
+// Checks an input against its parameter (dtype, lens; binds dynamic dims) and returns it; an error
+// names the parameter.
+argument bind_input(const module& m, const instruction& param, const argument& a);
 
 // Describes an instruction for error messages: "@4 = dot (node 'MatMul_3')".
 std::string describe(const module& m, const instruction& ins);

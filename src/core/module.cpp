@@ -246,6 +246,29 @@ void program::validate() const {
     }
 }
 
+void module::copy_from(const module& o, const std::unordered_map<const module*, module*>& mods) {
+    std::unordered_map<const instruction*, instruction_ref> map;
+    for (const auto& ins : o) {
+        std::vector<instruction_ref> inputs;
+        inputs.reserve(ins.inputs().size());
+        for (auto in : ins.inputs()) inputs.push_back(map.at(&*in));
+        std::vector<module*> subs;
+        for (auto* sub : ins.mods_) subs.push_back(mods.at(sub));
+        instruction c(ins.op_, ins.result_, std::move(inputs), std::move(subs));
+        c.literal_ = ins.literal_;
+        c.source_name_ = ins.source_name_;
+        map[&ins] = insert(end(), std::move(c));
+    }
+}
+
+program program::clone() const {
+    program c;
+    std::unordered_map<const module*, module*> mods{{modules_.front().get(), &c.main()}};
+    for (std::size_t i = 1; i < modules_.size(); ++i) mods[modules_[i].get()] = &c.create_module(modules_[i]->name());
+    for (const auto& m : modules_) mods.at(m.get())->copy_from(*m, mods);
+    return c;
+}
+
 bool program::operator==(const program& o) const { return to_string(*this) == to_string(o); }
 
 }  // namespace kiln

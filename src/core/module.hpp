@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <list>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/argument.hpp"
@@ -92,7 +93,11 @@ public:
     void validate() const;
 
 private:
+    friend class program;
     instruction_ref insert(instruction_ref pos, instruction ins);
+    // Appends copies of o's instructions (shapes, literals and source names kept, submodules
+    // mapped through `mods`); used by program::clone.
+    void copy_from(const module& o, const std::unordered_map<const module*, module*>& mods);
     std::string name_;
     std::list<instruction> instructions_;
 };
@@ -115,6 +120,8 @@ public:
 
     void validate() const;
     bool operator==(const program& o) const;   // same printed form
+    // A deep copy of the IR; literals share their (immutable) buffers with this program's.
+    program clone() const;
 
 private:
     std::vector<std::unique_ptr<module>> modules_;

@@ -41,7 +41,9 @@ struct pass_options {
     // Called after each pass with its name and time (compile reports, progress).
     std::function<void(const std::string& pass, double ms)> on_pass;
     std::vector<std::string> disabled;    // pass names to skip (for bisecting)
-    std::string dump_dir = "/tmp/kiln";   // where a failing pass's input program is written; empty: no dump
+    // Where a failing pass's input program is written. Empty: no dump and no per-pass snapshot (a
+    // program clone, literals shared) is taken.
+    std::string dump_dir = "/tmp/kiln";
 };
 
 void run_passes(program& p, const std::vector<pass>& pipeline, const pass_options& opts = {});

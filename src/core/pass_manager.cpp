@@ -8,7 +8,6 @@
 
 #include "core/error.hpp"
 #include "core/pass.hpp"
-#include "runtime/program_tools.hpp"   // copy_program: a cheap snapshot
 
 namespace kiln {
 
@@ -43,7 +42,7 @@ void run_passes(program& p, const std::vector<pass>& pipeline, const pass_option
         // The snapshot shares the literals' buffers (printing every pass's input would cost far more than
         // the passes on a model with real weights); it is printed only when a pass fails.
         std::optional<program> before;
-        if (!opts.dump_dir.empty()) before = copy_program(p);
+        if (!opts.dump_dir.empty()) before = p.clone();
         auto start = std::chrono::steady_clock::now();
         try {
             for (module* m : modules_to_rewrite(p)) {

@@ -31,8 +31,13 @@ std::unique_ptr<target> make_target(std::string_view name) {
     return it->second();
 }
 
-void compile(program& p, const target& t, const compile_options& opts, const pass_options& popts) {
+void lower(program& p, const target& t, const compile_options& opts, const pass_options& popts) {
     run_passes(p, t.passes(opts), popts);
+}
+
+std::unique_ptr<executable> target::compile(program p, const compile_options& opts, const pass_options& popts) const {
+    lower(p, *this, opts, popts);
+    return load(std::move(p), opts);
 }
 
 }  // namespace kiln

@@ -1,5 +1,11 @@
-// A target compiles and runs programs on one kind of device. Targets are peers behind this
-// interface: ref (the oracle), and later cpu and gpu.
+// A target compiles programs for one kind of device into executables. Targets are peers behind
+// this interface: ref (the oracle), and later cpu and gpu.
+//
+//   program --target::compile--> lowering passes --target::load--> executable --run--> outputs
+//
+// An executable owns everything a run needs (its lowered program, weights resident on its
+// device, the arena from the memory plan, compiled kernels and library plans); run() does no
+// compile work and, after the first run, allocates nothing.
 #pragma once
 #include <memory>
 #include <string>
@@ -23,6 +29,31 @@ struct compile_options {
     bool offload_copy = false;
 };
 
+// What building an executable did, for compile reports.
+struct executable_stats {
+    std::size_t kernels = 0, cache_hits = 0;   // kernels compiled, and how many came from the cache
+    std::size_t arena_bytes = 0;               // the memory plan's arena (0: no plan, see `memory`)
+    std::size_t weight_bytes = 0;              // literals resident on the device
+    std::string memory;                        // the memory plan's report, or why there is none
+};
+
+class executable {
+public:
+    virtual ~executable() = default;
+    // The lowered program it runs (for printing and saving).
+    virtual const program& get_program() const = 0;
+    virtual const executable_stats& stats() const = 0;
+    // Runs on host inputs (checked against the program's parameters: a missing or mis-shaped
+    // input is an error naming it). The outputs live in memory the executable owns and stay
+    // valid until its next run; copy them to keep them. One executable runs one call at a time;
+    // separate executables of one program may run at once from different threads.
+    virtual std::vector<argument> run(const param_map& inputs) = 0;
+    // Same, calling `observe` after each instruction of main with its result (valid only during
+    // the call) and its time, where the target can (perf's per-instruction report, verify's
+    // intermediate values); otherwise it runs without observing.
+    virtual std::vector<argument> run_observed(const param_map& inputs, const instruction_observer& observe) = 0;
+};
+
 class target {
 public:
     virtual ~target() = default;
@@ -30,21 +61,17 @@ public:
     // The device architecture compiled code is specific to ("sm_90"); "" when there is none (ref).
     // A saved program records it, and loading it elsewhere fails.
     virtual std::string device_arch() const { return ""; }
-    // The target's lowering pipeline, run after the generic passes.
+    // The target's pipeline: the generic passes with its fusion policy, then its lowering.
     virtual std::vector<pass> passes(const compile_options& opts) const = 0;
-    // Buffers on the target's device, and copies between it and the host.
-    virtual argument allocate(const shape& s) const = 0;
-    virtual argument copy_to(const argument& host) const = 0;
-    virtual argument copy_from(const argument& device) const = 0;
-    // Runs a program compiled for this target.
-    virtual std::vector<argument> run(const program& p, const param_map& inputs) const = 0;
-    // Runs calling `observe` after each instruction (or kernel) of main where the target can
-    // (perf's per-instruction report, verify's intermediate values); by default it cannot.
-    virtual std::vector<argument> run_observed(const program& p, const param_map& inputs,
-                                               const instruction_observer& observe) const {
-        (void)observe;
-        return run(p, inputs);
-    }
+    // Options this target has no use for, each with why ("--exhaustive-tune (ref has no
+    // kernels to tune)"); the driver reports them instead of silently dropping them.
+    virtual std::vector<std::string> ignored_options(const compile_options& opts) const = 0;
+    // Builds the executable of a program this target's passes lowered already (a saved program
+    // loads straight into one this way).
+    virtual std::unique_ptr<executable> load(program lowered, const compile_options& opts) const = 0;
+    // Lowers (runs passes(opts)) and builds the executable.
+    std::unique_ptr<executable> compile(program p, const compile_options& opts = {},
+                                        const pass_options& popts = {}) const;
 };
 
 // "ref" (and later "cpu", "gpu"); an unknown or unbuilt target is an error naming the built ones.
@@ -52,7 +79,7 @@ std::unique_ptr<target> make_target(std::string_view name);
 std::vector<std::string> built_targets();
 void register_target(std::string name, std::unique_ptr<target> (*factory)());
 
-// Runs the target's passes over the program.
-void compile(program& p, const target& t, const compile_options& opts = {}, const pass_options& popts = {});
+// Runs the target's passes over the program in place (what compile does before load).
+void lower(program& p, const target& t, const compile_options& opts = {}, const pass_options& popts = {});
 
 }  // namespace kiln

@@ -17,13 +17,13 @@ int run_compile(const parsed_args& args) {
     program p = load_model(f, read_dim_options(args), false);
     auto t = make_target(cs.target);
     bool quiet = args.has("--quiet");
-    compile_report r = compile_with_report(p, *t, cs, quiet);
+    auto [r, exe] = compile_with_report(std::move(p), *t, cs, quiet);
     saved_program_info info;
     info.target = t->name();
     info.device_arch = t->device_arch();
     info.options = cs.options;
     bool to_stdout = args.get("--output").empty();
-    std::string written = write_program(args, p, info);
+    std::string written = write_program(args, exe->get_program(), info);
     // With the program on stdout the report goes to stderr, so that stdout stays a program.
     std::ostream& report = to_stdout ? std::cerr : std::cout;
     if (!quiet) report << format_compile_report(r, cs);

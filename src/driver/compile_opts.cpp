@@ -9,7 +9,6 @@
 
 #include "core/error.hpp"
 #include "passes/kernel_count.hpp"
-#include "passes/memory_plan.hpp"
 #include "runtime/program_tools.hpp"
 #include "runtime/progress.hpp"
 
@@ -62,13 +61,13 @@ std::size_t computing_instructions(const module& m) {
     return static_cast<std::size_t>(std::count_if(m.begin(), m.end(), is_computing));
 }
 
+}  // namespace
+
 std::string ms_text(double ms) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f ms", ms);
     return buf;
 }
-
-}  // namespace
 
 std::vector<option_spec> compile_option_specs() {
     std::vector<option_spec> s;
@@ -107,12 +106,9 @@ compile_settings read_compile_settings(const parsed_args& args) {
     s.time_passes = args.has("--time-passes");
     s.trace_passes = args.has("--trace-passes");
     for (const auto& use : args.uses("--disable-pass")) s.disabled.push_back(use.at(0));
-    check_pass_names(*make_target(s.target), s);
-    if (s.target == "ref") {
-        if (s.options.offload_copy) s.ignored.push_back("--enable-offload-copy (ref runs in host memory)");
-        if (!s.options.fast_math) s.ignored.push_back("--disable-fast-math (ref's math is exact already)");
-        if (s.options.exhaustive_tune) s.ignored.push_back("--exhaustive-tune (ref has no kernels to tune)");
-    }
+    auto tgt = make_target(s.target);
+    check_pass_names(*tgt, s);
+    s.ignored = tgt->ignored_options(s.options);
     return s;
 }
 
@@ -126,8 +122,9 @@ void check_saved_settings(const parsed_args& args, const model_file& f) {
         throw usage_error("--" + t + ": '" + f.path + "' was compiled for the " + f.saved->info.target + " target");
 }
 
-compile_report compile_with_report(program& p, const target& t, const compile_settings& s, bool quiet) {
-    compile_report r;
+compiled_program compile_with_report(program p, const target& t, const compile_settings& s, bool quiet) {
+    compiled_program c;
+    compile_report& r = c.report;
     r.target = t.name();
     r.instructions_before = computing_instructions(p.main());
     compile_progress progress(std::cerr, !quiet && isatty(STDERR_FILENO), t.passes(s.options).size());
@@ -139,16 +136,20 @@ compile_report compile_with_report(program& p, const target& t, const compile_se
     popts.disabled = s.disabled;
     if (s.trace_passes) popts.trace = &std::cerr;
     auto start = std::chrono::steady_clock::now();
-    compile(p, t, s.options, popts);
-    r.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    r.instructions_after = computing_instructions(p.main());
-    r.launches = kernel_count(p.main());
-    try {
-        r.memory = plan_memory(p.main()).report();
-    } catch (const error& e) {
-        r.memory = std::string("not planned: ") + e.what();
-    }
-    return r;
+    lower(p, t, s.options, popts);
+    auto lowered = std::chrono::steady_clock::now();
+    c.exe = t.load(std::move(p), s.options);
+    auto end = std::chrono::steady_clock::now();
+    r.load_ms = std::chrono::duration<double, std::milli>(end - lowered).count();
+    r.total_ms = std::chrono::duration<double, std::milli>(end - start).count();
+    const program& done = c.exe->get_program();
+    r.instructions_after = computing_instructions(done.main());
+    r.launches = kernel_count(done.main());
+    const executable_stats& st = c.exe->stats();
+    r.kernels = st.kernels;
+    r.cache_hits = st.cache_hits;
+    r.memory = st.memory;
+    return c;
 }
 
 std::string describe_options(const compile_options& o) {
@@ -174,9 +175,9 @@ std::string format_compile_report(const compile_report& r, const compile_setting
     double in_passes = 0;
     for (const auto& p : r.passes) in_passes += p.second;
     if (s.time_passes && !r.passes.empty())
-        out += "\n  pass manager: " + ms_text(r.total_ms - in_passes) + " (IR snapshots kept for failure dumps)";
-    out += "\n  kernels compiled: " + std::to_string(r.kernels) + " (cache hits " + std::to_string(r.cache_hits) + ")";
-    if (r.target == "ref") out += "; ref interprets every op, it compiles no kernels";
+        out += "\n  pass manager: " + ms_text(r.total_ms - r.load_ms - in_passes) + " (IR snapshots kept for failure dumps)";
+    out += "\n  executable built in " + ms_text(r.load_ms) + "; kernels compiled: " + std::to_string(r.kernels) +
+           " (cache hits " + std::to_string(r.cache_hits) + ")";
     for (const auto& i : s.ignored) out += "\n  ignored: " + i;
     return out + "\n";
 }

@@ -2,6 +2,7 @@
 // by compile, run, verify and perf; and compiling with progress and a report of where the time
 // went.
 #pragma once
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,7 +33,8 @@ void check_saved_settings(const parsed_args& args, const model_file& f);
 struct compile_report {
     std::string target;
     std::vector<std::pair<std::string, double>> passes;   // name, ms
-    double total_ms = 0;
+    double total_ms = 0;                                  // lowering and building the executable
+    double load_ms = 0;                                   // building the executable alone
     std::size_t kernels = 0, cache_hits = 0;             // compiled kernels (none on ref)
     // What compiling did to main: instructions (literals and parameters not counted) before and
     // after, the kernels a target launches for it, and its memory plan ("" when not plannable).
@@ -40,11 +42,18 @@ struct compile_report {
     std::string memory;
 };
 
-// Compiles in place, showing progress on a terminal (stderr) unless `quiet`; applies the
-// settings' pass options (--disable-pass, --trace-passes to stderr).
-compile_report compile_with_report(program& p, const target& t, const compile_settings& s, bool quiet);
+struct compiled_program {
+    compile_report report;
+    std::unique_ptr<executable> exe;
+};
+
+// Lowers and builds the executable, showing progress on a terminal (stderr) unless `quiet`;
+// applies the settings' pass options (--disable-pass, --trace-passes to stderr).
+compiled_program compile_with_report(program p, const target& t, const compile_settings& s, bool quiet);
 // "Compiled for ref in 1.2 ms: propagate_constant 0.8 ms (67%), ..." and the kernel count.
 std::string format_compile_report(const compile_report& r, const compile_settings& s);
+// "1.234 ms".
+std::string ms_text(double ms);
 // "-O, fp16" or "no passes".
 std::string describe_options(const compile_options& o);
 

@@ -19,7 +19,7 @@ int run_read(const parsed_args& args) {
     saved_program_info info;
     if (f.saved) info = f.saved->info;
     info.options.optimize = args.has("--optimize");
-    if (info.options.optimize) compile(p, *make_target("ref"), info.options);
+    if (info.options.optimize) lower(p, *make_target("ref"), info.options);
     write_program(args, p, info);
     return 0;
 }

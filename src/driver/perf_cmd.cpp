@@ -50,17 +50,15 @@ int run_perf(const parsed_args& args) {
     session s = open_session(args);
     s.settings.time_passes = true;   // perf breaks the compile time down by pass
     bool quiet = args.has("--quiet");
-    std::string report = s.saved() ? saved_summary(s.file) + "\n"
-                                   : format_compile_report(compile_with_report(s.prog, *s.tgt, s.settings, quiet),
-                                                           s.settings);
-    auto inputs = make_inputs(s.prog.main(), s.inputs);
+    std::string report = build_executable(s, quiet);
+    auto inputs = make_inputs(s.current().main(), s.inputs);
     if (!quiet) std::cout << report << "\n" << describe_inputs(inputs, s.inputs.seed) << "\n";
     if (!quiet) std::cout << "Running performance report (" << n << " iterations) on " << s.tgt->name() << " ...\n";
     param_map in = to_param_map(inputs);
-    print_report(measure_program(s.prog, *s.tgt, in, n), s.inputs.dims.batch.value_or(1));
+    print_report(measure_program(*s.exe, in, n), s.inputs.dims.batch.value_or(1));
     if (args.has("--trace")) {
         std::string path = args.get("--trace");
-        write_text(trace_program(s.prog, *s.tgt, in), path);
+        write_text(trace_program(*s.exe, s.tgt->name(), in), path);
         std::cout << "Trace of one run: " << path << " (open in ui.perfetto.dev or chrome://tracing)\n";
     }
     return 0;

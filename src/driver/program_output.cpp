@@ -43,10 +43,15 @@ output_format choose(const parsed_args& args, const std::string& path) {
         else if (ends_with(path, ".dot") || ends_with(path, ".gv") || !rendered_kind(path).empty())
             f = output_format::graphviz;
     }
-    if (args.has("--brief")) {
-        if (f != output_format::text) throw usage_error("--brief shortens the text form; it does not apply to " + given);
-        f = output_format::brief;
+    if (args.has("--brief") && args.has("--full")) throw usage_error("give one of --brief and --full");
+    if (args.has("--brief") || args.has("--full")) {
+        std::string flag = args.has("--brief") ? "--brief" : "--full";
+        if (f != output_format::text) throw usage_error(flag + " is about the text form; it does not apply to " + given);
     }
+    // On a terminal or a pipe a model's weights would bury the program (157 MB for resnet18): the
+    // text form on stdout abbreviates literals unless --full asks for them; a file gets them all.
+    if (f == output_format::text && (args.has("--brief") || (path.empty() && !args.has("--full"))))
+        f = output_format::brief;
     if (f == output_format::binary && path.empty())
         throw usage_error("--binary writes a saved program file: give it with -o FILE.kiln");
     return f;
@@ -69,8 +74,9 @@ void render(const std::string& dot_text, const std::string& path, const std::str
 
 std::vector<option_spec> output_option_specs() {
     return {
-        {{"--text"}, option_spec::flag, "", "write the text IR (the default)"},
-        {{"--brief"}, option_spec::flag, "", "text IR with literals of more than 16 values as '@literal{ ... }'"},
+        {{"--text"}, option_spec::flag, "", "write the text IR (the default): on stdout with literals of more\nthan 16 values as '@literal{ ... }', to -o FILE in full"},
+        {{"--brief"}, option_spec::flag, "", "text IR with literals of more than 16 values as '@literal{ ... }'\n(also to -o FILE)"},
+        {{"--full"}, option_spec::flag, "", "text IR with every literal value (also on stdout)"},
         {{"--json"}, option_spec::flag, "", "write JSON: modules, then one instruction per line with its op,\nattributes, inputs, shape (and a literal's values)"},
         {{"--graphviz", "-g"}, option_spec::flag, "", "write a Graphviz DOT graph, fused regions as clusters (-o x.svg\nrenders it when Graphviz is installed)"},
         {{"--binary"}, option_spec::flag, "", "write a saved program (the default for -o x.kiln)"},

@@ -1,4 +1,5 @@
-// How read and compile write a program: text IR (all literal values, or --brief), JSON, DOT
+// How read and compile write a program: text IR (literals abbreviated on stdout unless --full,
+// in full to a file unless --brief), JSON, DOT
 // (--graphviz; rendered to SVG/PNG/PDF by Graphviz's dot when -o names such a file) or a saved
 // program container (--binary), to stdout or -o FILE. Without a format flag, -o's extension
 // picks one (.kiln, .json, .dot/.gv, .svg/.png/.pdf; else text).

@@ -45,16 +45,34 @@ void print_output(const std::string& name, const argument& a, bool all) {
 
 struct timed_outputs {
     std::vector<argument> outs;
-    double ms = 0;   // the evaluation alone: no inputs, no printing
+    double first_ms = 0;                // the first run: first touch of the arena, caches
+    std::vector<double> steady_ms;      // the runs after it
 };
 
-timed_outputs evaluate(const program& p, const target& t, const std::vector<generated_input>& inputs) {
+// Runs `runs` times (at least once) on the same inputs; the outputs are the last run's.
+timed_outputs evaluate(executable& e, const std::vector<generated_input>& inputs, std::size_t runs) {
     param_map params;
     for (const auto& in : inputs) params.emplace(in.name, in.arg);
-    auto start = std::chrono::steady_clock::now();
-    timed_outputs r{t.run(p, params)};
-    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    timed_outputs r;
+    for (std::size_t i = 0; i < std::max<std::size_t>(runs, 1); ++i) {
+        auto start = std::chrono::steady_clock::now();
+        r.outs = e.run(params);
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (i == 0) r.first_ms = ms;
+        else r.steady_ms.push_back(ms);
+    }
     return r;
+}
+
+void print_times(const timed_outputs& r) {
+    std::printf("Time: first run %.3f ms", r.first_ms);
+    if (!r.steady_ms.empty()) {
+        auto sorted = r.steady_ms;
+        std::sort(sorted.begin(), sorted.end());
+        std::printf(", steady runs (%zu) median %.3f ms, min %.3f ms", sorted.size(), sorted[sorted.size() / 2],
+                    sorted.front());
+    }
+    std::printf("\n");
 }
 
 // Compares the outputs with the test data's; fails (exit 1) when one differs.
@@ -79,16 +97,18 @@ int run_run(const parsed_args& args) {
         if (!test_dir.empty()) add_test_data_inputs(test_dir, td.emplace(read_onnx_test_data(test_dir)), s.file, s.inputs);
     });
     bool quiet = args.has("--quiet");
-    std::string report = s.saved() ? saved_summary(s.file) + "\n"
-                                   : format_compile_report(compile_with_report(s.prog, *s.tgt, s.settings, quiet),
-                                                           s.settings);
-    auto inputs = make_inputs(s.prog.main(), s.inputs);   // before printing, so that its errors come first
-    if (args.has("--save-outputs")) prepare_saving(args.get("--save-outputs"), s.file, s.prog.main().output_shapes());
-    if (!quiet) std::cout << brief_program(s.prog) << "\n" << describe_inputs(inputs, s.inputs.seed) << "\n" << report;
+    std::size_t runs = parse_count(args.get("--runs", "3"), "--runs");
+    if (runs == 0) throw usage_error("--runs expects a positive integer, got 0");
+    std::string report = build_executable(s, quiet);
+    const program& p = s.current();
+    auto inputs = make_inputs(p.main(), s.inputs);   // before printing, so that its errors come first
+    if (args.has("--save-outputs")) prepare_saving(args.get("--save-outputs"), s.file, p.main().output_shapes());
+    if (!quiet) std::cout << brief_program(p) << "\n" << describe_inputs(inputs, s.inputs.seed) << "\n" << report;
     if (!quiet) std::cout << "Running on " << s.tgt->name() << " ...\n";
-    auto [outs, ms] = evaluate(s.prog, *s.tgt, inputs);
+    timed_outputs r = evaluate(*s.exe, inputs, runs);
+    const auto& outs = r.outs;
     for (std::size_t i = 0; i < outs.size(); ++i) print_output(output_label(s.file, i), outs[i], args.has("--print-all"));
-    std::printf("Time: %.3f ms\n", ms);
+    print_times(r);
     if (args.has("--save-outputs")) {
         auto files = save_outputs(args.get("--save-outputs"), s.file, outs);
         if (!quiet) std::cout << "Saved to " << args.get("--save-outputs") << ": " << list_names(files) << "\n";
@@ -102,15 +122,16 @@ int run_run(const parsed_args& args) {
 command run_command() {
     command_spec s;
     s.name = "run";
-    s.summary = "compile the program and evaluate it once with given or generated inputs";
+    s.summary = "compile the program and run it with given or generated inputs";
     s.positional = "FILE";
     s.description =
         "Loads FILE (kiln text IR or JSON, a saved program or an ONNX model), compiles it for the\n"
         "target (ref by default: no passes without -O; a saved program is compiled already and\n"
-        "loads without compiling again, its load time reported), prints the compiled program\n"
-        "(literals of more than 16 values as '@literal{ ... }'), its inputs and the compile report,\n"
-        "evaluates it once and prints each output's\n"
-        "shape and first " + std::to_string(values_shown) + " values, then the time the evaluation took.\n"
+        "loads without compiling again, its load time reported) into an executable, prints the compiled\n"
+        "program (literals of more than 16 values as '@literal{ ... }'), its inputs and the compile\n"
+        "report, runs the executable --runs times (default 3) on the same inputs and prints each output's\n"
+        "shape and first " + std::to_string(values_shown) + " values, then the first run's time (which touches the\n"
+        "arena and caches first) and the steady runs' median and minimum.\n"
         "Inputs come from --input (.npy files) or --test-data, else are random unless --fill0/--fill1\n"
         "name them: floats uniform in [-1, 1], signed integers uniform in [-4, 4], unsigned in [0, 8],\n"
         "bools 0 or 1. Each input has its own generator seeded from --seed and its position, so the\n"
@@ -125,6 +146,7 @@ command run_command() {
         {{"--atol"}, option_spec::one, "A", "absolute tolerance of --test-data (default 1e-5)"},
         {{"--save-outputs"}, option_spec::one, "DIR", "write each output to DIR/NAME.npy (NAME: the ONNX output name,\nelse #output_I)"},
         {{"--print-all"}, option_spec::flag, "", "print every value of each output"},
+        {{"--runs"}, option_spec::one, "N", "run N times (default 3): the first run is timed apart from the steady ones"},
         {{"--quiet", "--brief"}, option_spec::flag, "", "print only the outputs and the time (no progress either)"},
     };
     s.options.insert(s.options.end(), own.begin(), own.end());

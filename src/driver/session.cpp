@@ -2,6 +2,8 @@
 
 #include "driver/run_io.hpp"
 
+#include <chrono>
+
 namespace kiln::driver {
 
 namespace {
@@ -56,6 +58,18 @@ session open_session(const parsed_args& args, const std::function<void(session&)
     if (before_load) before_load(s);
     s.prog = load_model(s.file, s.inputs.dims, true);
     return s;
+}
+
+std::string build_executable(session& s, bool quiet) {
+    if (!s.saved()) {
+        auto c = compile_with_report(std::move(s.prog), *s.tgt, s.settings, quiet);
+        s.exe = std::move(c.exe);
+        return format_compile_report(c.report, s.settings);
+    }
+    auto start = std::chrono::steady_clock::now();
+    s.exe = s.tgt->load(std::move(s.prog), s.settings.options);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return saved_summary(s.file) + "\n" + "  executable built in " + ms_text(ms) + "; " + s.exe->stats().memory + "\n";
 }
 
 param_map to_param_map(const std::vector<generated_input>& inputs) {

@@ -22,12 +22,18 @@ struct session {
     std::unique_ptr<target> tgt;
     input_options inputs;
     program prog;                       // as loaded (compiled already when FILE is saved)
+    std::unique_ptr<executable> exe;    // after build_executable; it owns the program then
     bool saved() const { return file.saved.has_value(); }
+    const program& current() const { return exe ? exe->get_program() : prog; }
 };
 
 // Reads the options, opens FILE, checks the compile options against it and loads the program.
 // `before_load` adds inputs that size the program (run's --test-data).
 session open_session(const parsed_args& args, const std::function<void(session&)>& before_load = {});
+
+// Compiles the program into s.exe (a saved program loads without compiling) and returns the
+// report to print: the compile report, or the saved program's summary and its load time.
+std::string build_executable(session& s, bool quiet);
 
 // The inputs as a param_map (after make_inputs).
 param_map to_param_map(const std::vector<generated_input>& inputs);

@@ -14,7 +14,7 @@
 
 namespace kiln {
 
-std::vector<pass> generic_passes(const compile_options& opts) {
+std::vector<pass> generic_passes(const compile_options& opts, const fusion_policy& fusion) {
     std::vector<pass> passes;
     if (opts.optimize) {
         passes = {
@@ -32,11 +32,9 @@ std::vector<pass> generic_passes(const compile_options& opts) {
     // stays float32 as one op), before any fusion (fused bodies keep the types they were fused with).
     if (opts.precision != compute_precision::fp32) passes.push_back(convert_precision{low_type(opts.precision)});
     if (opts.optimize) {
-        passes.insert(passes.end(), {
-            fuse_epilogues{},   // dot/gemm/convolution + bias, activation, residual: one kernel
-            fuse_reduce{},      // reductions with their pointwise producers and consumers
-            fuse_pointwise{},   // what is left of pointwise trees, one kernel each
-        });
+        if (fusion.epilogues) passes.push_back(fuse_epilogues{});   // dot/gemm/convolution + bias, activation, residual
+        if (fusion.reductions) passes.push_back(fuse_reduce{});     // reductions with their pointwise producers and consumers
+        if (fusion.pointwise) passes.push_back(fuse_pointwise{});   // what is left of pointwise trees, one kernel each
     }
     return passes;
 }

@@ -28,10 +28,10 @@ double interquartile_mean(const std::vector<double>& sorted) {
     return sum / static_cast<double>(hi - lo);
 }
 
-void time_whole_runs(const program& p, const target& t, const param_map& inputs, perf_report& r) {
+void time_whole_runs(executable& e, const param_map& inputs, perf_report& r) {
     for (std::size_t i = 0; i < r.iterations; ++i) {
         auto start = clock_type::now();
-        t.run(p, inputs);
+        e.run(inputs);
         r.run_ms.push_back(since(start));
     }
     std::sort(r.run_ms.begin(), r.run_ms.end());
@@ -46,8 +46,8 @@ void time_whole_runs(const program& p, const target& t, const param_map& inputs,
     r.max = percentile(r.run_ms, 1);
 }
 
-void time_instructions(const program& p, const target& t, const param_map& inputs, perf_report& r) {
-    const module& m = p.main();
+void time_instructions(executable& e, const param_map& inputs, perf_report& r) {
+    const module& m = e.get_program().main();
     std::unordered_map<const instruction*, std::size_t> index;
     auto names = instruction_names(m);
     for (const auto& ins : m) {
@@ -58,7 +58,7 @@ void time_instructions(const program& p, const target& t, const param_map& input
     bool observed = false;
     std::vector<std::vector<double>> samples(r.instructions.size());
     for (std::size_t i = 0; i < r.iterations; ++i)
-        t.run_observed(p, inputs, [&](const instruction& ins, const argument&, double ms) {
+        e.run_observed(inputs, [&](const instruction& ins, const argument&, double ms) {
             auto it = index.find(&ins);
             if (it == index.end()) return;
             samples[it->second].push_back(ms);
@@ -112,33 +112,35 @@ double percentile(const std::vector<double>& sorted, double q) {
     return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
-perf_report measure_program(const program& p, const target& t, const param_map& inputs, std::size_t iterations) {
+perf_report measure_program(executable& e, const param_map& inputs, std::size_t iterations) {
     if (iterations == 0) fail("perf: at least 1 iteration is needed");
     perf_report r;
     r.iterations = iterations;
-    t.run(p, inputs);   // warm-up: first-touch allocations and caches
-    time_whole_runs(p, t, inputs, r);
-    time_instructions(p, t, inputs, r);
+    auto start = clock_type::now();
+    e.run(inputs);   // warm-up: first-touch of the arena, caches
+    r.first_run_ms = since(start);
+    time_whole_runs(e, inputs, r);
+    time_instructions(e, inputs, r);
     return r;
 }
 
-std::string trace_program(const program& p, const target& t, const param_map& inputs) {
-    const module& m = p.main();
+std::string trace_program(executable& e, const std::string& target_name, const param_map& inputs) {
+    const module& m = e.get_program().main();
     auto names = instruction_names(m);
     std::vector<std::string> events;
     auto start = clock_type::now();
     auto us = [&](clock_type::time_point tp) { return std::chrono::duration<double, std::micro>(tp - start).count(); };
-    t.run_observed(p, inputs, [&](const instruction& ins, const argument&, double ms) {
+    e.run_observed(inputs, [&](const instruction& ins, const argument&, double ms) {
         if (!is_computing(ins)) return;
         double end = us(clock_type::now());
         std::string args = "\"instruction\": " + json_string(instruction_line(m, ins, names));
         events.push_back(slice(std::string(ins.name()), "kernel", std::max(0.0, end - ms * 1000), ms * 1000, args));
     });
     double total = us(clock_type::now());
-    std::string s = "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"target\": " + json_string(t.name()) +
+    std::string s = "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"target\": " + json_string(target_name) +
                     "}, \"traceEvents\": [\n";
     s += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": " +
-         json_string(t.name()) + "}},\n";
+         json_string(target_name) + "}},\n";
     s += slice("run", "run", 0, total, "\"instructions\": " + std::to_string(events.size()));
     for (const auto& e : events) s += ",\n" + e;
     return s + "\n]}\n";

@@ -18,6 +18,7 @@ struct instruction_time {
 
 struct perf_report {
     std::size_t iterations = 0;
+    double first_run_ms = 0;   // the warm-up run (first touch of the arena and caches), not in the statistics
     std::vector<instruction_time> instructions;               // main's, in order (empty when
                                                               // the target cannot observe)
     std::vector<std::pair<std::string, double>> by_op;        // total ms per op, largest first
@@ -32,10 +33,10 @@ struct perf_report {
 };
 
 // One warm-up run, `iterations` whole runs, then `iterations` observed runs.
-perf_report measure_program(const program& p, const target& t, const param_map& inputs, std::size_t iterations);
+perf_report measure_program(executable& e, const param_map& inputs, std::size_t iterations);
 
 // A Chrome trace (JSON) of one observed run: a slice for the run and one per instruction.
-std::string trace_program(const program& p, const target& t, const param_map& inputs);
+std::string trace_program(executable& e, const std::string& target_name, const param_map& inputs);
 
 // The value at fraction q (0..1) of sorted values (nearest rank).
 double percentile(const std::vector<double>& sorted, double q);

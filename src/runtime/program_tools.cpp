@@ -4,7 +4,6 @@
 #include <iterator>
 
 #include "core/error.hpp"
-#include "runtime/program_serial.hpp"
 
 namespace kiln {
 
@@ -24,12 +23,6 @@ void remove_unused_parameters(module& m) {
 
 bool is_computing(const instruction& ins) { return !ins.is_param() && !ins.is_literal() && !ins.is_return(); }
 
-program copy_program(const program& p) {
-    std::vector<const literal*> payloads;
-    value v = program_to_value(p, payloads);
-    return program_from_value(v, [&](std::size_t i, const shape&) { return *payloads.at(i); });
-}
-
 // Makes `target` main's only output and removes what it does not need.
 void cut_after(module& m, instruction_ref target) {
     if (target->is_return()) return;
@@ -40,13 +33,13 @@ void cut_after(module& m, instruction_ref target) {
 }
 
 program program_prefix(const program& p, std::size_t position) {
-    program c = copy_program(p);
+    program c = p.clone();
     cut_after(c.main(), at_position(c.main(), position));
     return c;
 }
 
 isolated_instruction isolate_instruction(const program& p, std::size_t position) {
-    isolated_instruction r{copy_program(p), {}};
+    isolated_instruction r{p.clone(), {}};
     module& m = r.prog.main();
     instruction_ref ins = at_position(m, position);
     // Positions are taken before parameters are added (which shifts them).

@@ -11,8 +11,6 @@
 
 namespace kiln {
 
-// A copy of the program (its literals share their buffers with the original's).
-program copy_program(const program& p);
 // A copy whose main returns the value of main's instruction at `position` (counting every
 // instruction from 0), with what that value does not need removed: later instructions and
 // unused parameters.

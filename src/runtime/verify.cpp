@@ -27,12 +27,12 @@ struct run_pair {
 
 run_pair run_both(const program& p, const target& t, const param_map& all, const verify_options& o) {
     param_map in = inputs_of(p.main(), all);
-    program compiled = copy_program(p);
-    compile(compiled, t, o.options);
+    auto exe = t.compile(p.clone(), o.options);
     run_pair r;
-    r.got = t.run(compiled, in);
+    // Copied: the outputs live in the executable, which ends here.
+    for (const auto& out : exe->run(in)) r.got.push_back(out.copy());
     r.ref = evaluate(p, in);
-    const module& m = compiled.main();
+    const module& m = exe->get_program().main();
     auto ret = m.get_return();
     if (ret != m.end() && !ret->inputs().empty()) r.last_kernel = instruction_line(m, *ret->inputs()[0], instruction_names(m));
     return r;

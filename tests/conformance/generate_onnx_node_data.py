@@ -45,6 +45,9 @@ def main(out):
                 write_value(os.path.join(ds, f"input_{j}.pb"), v, case.model.graph.input[j])
             for j, v in enumerate(outputs):
                 write_value(os.path.join(ds, f"output_{j}.pb"), v, case.model.graph.output[j])
+    # The runner fails when it finds fewer cases than this (a broken or partial generation).
+    with open(os.path.join(out, ".case-count"), "w") as f:
+        f.write(f"{len(cases)}\n")
     print(f"{len(cases)} node cases written to {out}")
 
 

@@ -10,7 +10,7 @@ runner="${1:-$root/build/tests/kiln_onnx_conformance}"
 data="${KILN_ONNX_NODE_DATA:-$root/build/onnx-node-data}"
 stamp="$data/.generated-by"
 want="$(grep '^onnx==' "$root/requirements.txt")"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -f "$data/.case-count" ]; then
     rm -rf "$data"
     "$root/.venv/bin/python" "$here/generate_onnx_node_data.py" "$data" 2>/dev/null
     echo "$want" > "$stamp"

@@ -36,11 +36,11 @@ TEST_F(driver_cmd, help_lists_the_new_commands_and_options) {
                                               "--input-dim", "--dyn-input-dim", "--default-dyn-dim",
                                               "--skip-unknown-operators", "--trim", "-t"};
     std::map<std::string, std::vector<std::string>> options = {
-        {"compile", {"--text", "--json", "--graphviz", "-g", "--binary", "--output", "-o", "--brief", "--quiet"}},
+        {"compile", {"--text", "--json", "--graphviz", "-g", "--binary", "--output", "-o", "--brief", "--full", "--quiet"}},
         {"verify", {"--rms-tol", "--atol", "--rtol", "--per-instruction", "-i", "--reduce", "-r", "--bisect", "--fill0",
                     "--fill1", "--input", "--seed"}},
         {"perf", {"--iterations", "-n", "--trace", "--fill0", "--fill1", "--input"}},
-        {"read", {"--text", "--json", "--graphviz", "-g", "--binary", "--brief", "-O"}},
+        {"read", {"--text", "--json", "--graphviz", "-g", "--binary", "--brief", "--full", "-O"}},
         {"run", {"-O", "--fp16"}},
     };
     for (auto& [cmd, opts] : options) {
@@ -294,7 +294,15 @@ TEST_F(driver_cmd, read_writes_every_format_and_reads_json_back) {
                                           "} -> float_type, {20}\n@1 = add(x,@0)\n@2 = @return(@1)\n";
     auto brief = kiln("read " + path("lit.kir") + " --brief").out;
     EXPECT_TRUE(has(brief, "@0 = @literal{ ... } -> float_type, {20}, {1}")) << brief;
-    EXPECT_TRUE(has(kiln("read " + path("lit.kir")).out, "@literal{0.0, 1.0, 2.0"));
+    // On stdout literals are abbreviated unless --full; a file gets them in full unless --brief.
+    EXPECT_EQ(kiln("read " + path("lit.kir")).out, brief);
+    EXPECT_TRUE(has(kiln("read " + path("lit.kir") + " --full").out, "@literal{0.0, 1.0, 2.0"));
+    ASSERT_EQ(kiln("read " + path("lit.kir") + " -o " + path("lit_full.kir")).status, 0);
+    EXPECT_TRUE(has(read_file(path("lit_full.kir")), "@literal{0.0, 1.0, 2.0"));
+    ASSERT_EQ(kiln("read " + path("lit.kir") + " --brief -o " + path("lit_brief.kir")).status, 0);
+    EXPECT_TRUE(has(read_file(path("lit_brief.kir")), "@literal{ ... }"));
+    EXPECT_EQ(kiln("read " + path("lit.kir") + " --brief --full").status, 2);
+    EXPECT_EQ(kiln("read " + path("lit.kir") + " --json --full").status, 2);
     std::ofstream(path("bad.json")) << "{\"modules\": [{\"name\": \"main\", \"instructions\": [{\"name\": \"@0\", "
                                       "\"op\": \"relu\", \"inputs\": [\"x\"]}]}]}";
     auto bad = kiln("read " + path("bad.json"));

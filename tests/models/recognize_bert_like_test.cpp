@@ -31,8 +31,8 @@ void check_model(const std::string& file, const std::map<std::string, std::size_
     const char* dir = std::getenv("KILN_BERT_LIKE_DIR");
     if (dir == nullptr) GTEST_SKIP() << "KILN_BERT_LIKE_DIR is not set (ctest bert_like_recognize sets it)";
     program before = parse_onnx_file(std::string(dir) + "/" + file);
-    program after = copy_program(before);
-    program unrecognized = copy_program(before);
+    program after = before.clone();
+    program unrecognized = before.clone();
     run_passes(after, generic_passes(compile_options{}), {.validate = true, .dump_dir = ""});
     run_passes(unrecognized, generic_passes(compile_options{}),
                {.validate = true, .disabled = {"recognize_patterns"}, .dump_dir = ""});

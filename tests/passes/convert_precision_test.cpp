@@ -120,7 +120,7 @@ param_map inputs_around_300(const module& m) {
 TEST(convert_precision, sums_past_float16_range_stay_finite_by_construction) {
     for (dtype low : {dtype::float16, dtype::bfloat16}) {
         program before = parse_text(large_values);
-        program after = copy_program(before);
+        program after = before.clone();
         run_passes(after, {convert_precision{low}}, {.dump_dir = ""});
         EXPECT_EQ(input_type(after, "reduce_sum"), dtype::float32);
         EXPECT_EQ(only(after, "reduce_sum").get_shape().type(), dtype::float32);
@@ -208,7 +208,7 @@ TEST(convert_precision, deferred_onnx_nodes_keep_their_declared_types) {
     onnx_test::set_type(y, onnx_test::onnx_float, {"?", "?"});
     program before = onnx_test::parse(model);
     ASSERT_EQ(count_ops(before, "onnx_node"), 1u);
-    program after = copy_program(before);
+    program after = before.clone();
     run_passes(after, {convert_precision{dtype::float16}}, {.dump_dir = ""});
     EXPECT_EQ(input_type(after, "onnx_node"), dtype::float32);
     EXPECT_EQ(input_type(after, "neg"), dtype::float16);
@@ -259,7 +259,7 @@ TEST(convert_precision, generic_pipeline_runs_it_with_or_without_optimize) {
         EXPECT_EQ(std::count(fp32.begin(), fp32.end(), "convert_precision"), 0);
     }
     program p = parse_text(mlp);
-    compile(p, *make_target("ref"), {.optimize = false, .precision = compute_precision::bf16});
+    lower(p, *make_target("ref"), {.optimize = false, .precision = compute_precision::bf16});
     EXPECT_EQ(input_type(p, "dot"), dtype::bfloat16);
 }
 

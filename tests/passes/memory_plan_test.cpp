@@ -133,7 +133,7 @@ TEST(memory_plan, a_wrong_plan_fails_the_checker_and_the_arena_run) {
     for (auto& [ins, off] : r.plan.offsets) off = 0;   // everything in one place
     expect_error([&] { check_memory_plan(r.p.main(), r.plan); }, "are both live at instruction 2");
     auto in = random_inputs(r.p.main(), 1);
-    EXPECT_GT(relative_l2(run_in_arena(r.p.main(), r.plan, in)[0], evaluate(r.p.main(), in)[0]), 0.1);
+    EXPECT_GT(relative_l2(run_with_plan(r.p.main(), r.plan, in)[0], evaluate(r.p.main(), in)[0]), 0.1);
     r.plan.offsets.erase(&*std::next(r.p.main().begin()));
     expect_error([&] { check_memory_plan(r.p.main(), r.plan); }, "has no arena offset");
 }

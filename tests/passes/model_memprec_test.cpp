@@ -70,5 +70,21 @@ TEST(model_memory_plan, resnet18_and_mobilenet_v2_run_in_their_arena) {
     }
 }
 
+// The ref executable (generic passes, fused regions in arenas of their own) gives the
+// interpreter's outputs exactly and allocates no host buffer after its first run.
+TEST(model_memory_plan, resnet18_ref_executable_allocates_nothing_after_its_first_run) {
+    SKIP_UNLESS_EXPORTED("resnet18");
+    model_case c = load("resnet18", {.optimize = false});
+    auto want = evaluate(c.p, c.inputs);
+    auto exe = make_target("ref")->compile(std::move(c.p), {});
+    exe->run(c.inputs);
+    std::size_t before = host_buffer_allocations();
+    auto got = exe->run(c.inputs);
+    EXPECT_EQ(host_buffer_allocations() - before, 0u) << "host buffers allocated by the second run";
+    std::cout << "resnet18 ref executable: " << exe->stats().memory << "\n";
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_LT(relative_l2(got[0], want[0]), 1e-5);
+}
+
 }  // namespace
 }  // namespace kiln

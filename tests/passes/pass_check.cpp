@@ -46,7 +46,7 @@ void expect_same_results(const program& before, const program& after, std::uint6
 
 program run_and_check(std::string_view text, const std::vector<pass>& pipeline, double tol, int seeds) {
     program before = parse_text(text);
-    program after = copy_program(before);
+    program after = before.clone();
     run_passes(after, pipeline, {.validate = true, .dump_dir = ""});
     for (int s = 1; s <= seeds; ++s) expect_same_results(before, after, static_cast<std::uint64_t>(s), tol);
     return after;

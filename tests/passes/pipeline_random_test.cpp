@@ -139,7 +139,7 @@ TEST(pipeline, random_graphs_keep_their_results) {
         program before = graph_builder(seed).build();
         for (const auto& ins : before.main()) seen.emplace(ins.name());
         ASSERT_NO_THROW(before.validate()) << to_string(before);
-        program after = copy_program(before);
+        program after = before.clone();
         try {
             run_passes(after, generic_passes(opts), {.validate = true, .dump_dir = ""});
         } catch (const error& e) {

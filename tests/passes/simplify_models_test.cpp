@@ -25,7 +25,7 @@ namespace {
 void check_model(const std::string& dir) {
     SCOPED_TRACE(dir);
     program before = parse_onnx_file(dir + "/model.onnx");
-    program after = copy_program(before);
+    program after = before.clone();
     run_passes(after,
                {propagate_constant{}, simplify_reshapes{}, simplify_algebra{}, fold_batch_norm{}, propagate_constant{},
                 eliminate_common_subexpression{}},

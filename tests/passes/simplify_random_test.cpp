@@ -148,7 +148,7 @@ void check_family(const char* family, program (*make)(std::uint32_t), int seeds)
         auto seed = static_cast<std::uint32_t>(s);
         SCOPED_TRACE(std::string(family) + " graph seed " + std::to_string(seed));
         program before = make(seed);
-        program after = copy_program(before);
+        program after = before.clone();
         run_passes(after,
                    {simplify_reshapes{}, simplify_algebra{}, fold_batch_norm{}, propagate_constant{},
                     eliminate_common_subexpression{}},

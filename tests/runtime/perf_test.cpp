@@ -46,8 +46,10 @@ const char* mlp =
 
 TEST(perf, report_is_consistent) {
     program p = parse_text(mlp);
-    auto ref = make_target("ref");
-    perf_report r = measure_program(p, *ref, random_inputs(p.main(), 1), 20);
+    auto in = random_inputs(p.main(), 1);
+    auto exe = make_target("ref")->compile(std::move(p), {.optimize = false});
+    perf_report r = measure_program(*exe, in, 20);
+    EXPECT_GT(r.first_run_ms, 0);
     EXPECT_EQ(r.iterations, 20u);
     EXPECT_EQ(r.run_ms.size(), 20u);
     ASSERT_EQ(r.instructions.size(), 5u);   // x, the literal, add, relu, add
@@ -79,8 +81,9 @@ TEST(perf, percentile_is_nearest_rank) {
 
 TEST(perf, trace_is_chrome_trace_json) {
     program p = parse_text(mlp);
-    auto ref = make_target("ref");
-    value t = parse_json(trace_program(p, *ref, random_inputs(p.main(), 1)));
+    auto in = random_inputs(p.main(), 1);
+    auto exe = make_target("ref")->compile(std::move(p), {.optimize = false});
+    value t = parse_json(trace_program(*exe, "ref", in));
     const auto& events = t.at("traceEvents").as_array();
     std::vector<std::string> slices;
     double run_end = 0;
@@ -119,7 +122,7 @@ TEST(pass_options, on_pass_reports_each_pass) {
         names.push_back(n);
         EXPECT_GE(ms, 0);
     };
-    compile(p, *make_target("ref"), o, popts);
+    lower(p, *make_target("ref"), o, popts);
     EXPECT_EQ(names.size(), generic_passes(o).size());
     ASSERT_FALSE(names.empty());
     EXPECT_EQ(names.front(), generic_passes(o).front().name());

@@ -173,10 +173,10 @@ public:
     std::string name() const override { return "saved_program_test_arch"; }
     std::string device_arch() const override { return "test_arch_2"; }
     std::vector<pass> passes(const compile_options&) const override { return {}; }
-    argument allocate(const shape& s) const override { return argument(s); }
-    argument copy_to(const argument& a) const override { return a; }
-    argument copy_from(const argument& a) const override { return a; }
-    std::vector<argument> run(const program& p, const param_map& in) const override { return evaluate(p, in); }
+    std::vector<std::string> ignored_options(const compile_options&) const override { return {}; }
+    std::unique_ptr<executable> load(program p, const compile_options& opts) const override {
+        return make_target("ref")->load(std::move(p), opts);
+    }
 };
 
 TEST_F(saved_program_test, other_device_architecture) {

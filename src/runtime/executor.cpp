@@ -1,0 +1,221 @@
+#include "runtime/executor.hpp"
+
+#include <chrono>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "passes/memory_plan.hpp"
+
+namespace kiln {
+
+namespace {
+
+std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+
+// The planned buffers of a result at arena offset `offset`: one, or a tuple's elements laid out
+// one after another, each aligned (as plan_memory lays them out).
+void add_buffers(const shape& s, std::size_t& offset, std::byte* arena, bool zero, const std::shared_ptr<void>& owner,
+                 std::vector<planned_buffer>& out) {
+    if (s.is_tuple()) {
+        for (const auto& sub : s.sub_shapes()) add_buffers(sub, offset, arena, zero, owner, out);
+        return;
+    }
+    offset = align_up(offset, buffer_alignment(s.type()));
+    out.push_back({arena + offset, s.bytes(), zero, owner});
+    offset += s.bytes();
+}
+
+bool in_buffers(const argument& r, std::span<const planned_buffer> into) {
+    if (!r.get_shape().is_tuple()) return into.size() == 1 && r.data() == into[0].data;
+    if (r.sub_arguments().size() != into.size()) return false;
+    for (std::size_t i = 0; i < into.size(); ++i)
+        if (r.sub_arguments()[i].data() != into[i].data) return false;
+    return true;
+}
+
+// Control flow, and ops that build and run a program when they run (data_dependent), make their
+// results with the interpreter; those are copied into their planned buffers.
+bool runs_interpreted(const instruction& ins) {
+    op_traits t = ins.get_operator().traits();
+    return t.data_dependent || (!ins.module_inputs().empty() && !t.fusion);
+}
+
+}  // namespace
+
+struct program_executor::module_state {
+    struct step {
+        const instruction* ins = nullptr;
+        std::vector<std::size_t> inputs;        // positions of its inputs
+        std::vector<argument> args;             // reused every run
+        std::vector<planned_buffer> into;       // empty: a view, or not planned
+    };
+    const program_executor* owner;              // null: fused bodies run on the interpreter
+    const module& m;
+    std::vector<step> steps;                    // one per instruction, in order
+    std::vector<argument> results;
+    std::vector<std::size_t> params;            // positions of the parameters, in declaration order
+    std::shared_ptr<std::byte[]> arena;
+    std::size_t arena_bytes = 0;
+    bool planned = false;
+    std::string report;
+    int result_step = -1;   // computes the single returned value, which may go into the caller's buffer
+    module_runner runner;
+
+    // Plans the module, or takes `given` (a plan to check by running it).
+    module_state(const program_executor* o, const module& mod, const memory_plan* given = nullptr) : owner(o), m(mod) {
+        runner = [this](const module& sub, std::span<const argument> in) {
+            if (auto* body = owner ? owner->find_state(sub) : nullptr) return body->run_body(in);
+            return evaluate(sub, in);   // control flow's bodies
+        };
+        std::unordered_map<const instruction*, std::size_t> pos;
+        for (const auto& ins : m) {
+            pos[&ins] = steps.size();
+            step s{&ins, {}, {}, {}};
+            for (auto in : ins.inputs()) s.inputs.push_back(pos.at(&*in));
+            s.args.resize(s.inputs.size());
+            if (ins.is_param()) params.push_back(steps.size());
+            steps.push_back(std::move(s));
+        }
+        results.resize(steps.size());
+        for (auto& s : steps)
+            if (s.ins->is_literal()) results[&s - steps.data()] = s.ins->get_literal().get_argument();
+        if (given) {
+            lay_out(*given);
+            return;
+        }
+        try {
+            lay_out(plan_memory(m));
+        } catch (const error& e) {
+            report = std::string("not planned: ") + e.what();
+        }
+    }
+
+    void lay_out(const memory_plan& mp) {
+        planned = true;
+        report = mp.report();
+        arena_bytes = mp.arena_bytes;
+        // Rounded up so that 8-byte element loops never read past the end, as for fresh buffers.
+        arena = std::make_shared<std::byte[]>(align_up(std::max<std::size_t>(arena_bytes, 1), 8));
+        for (auto& s : steps) {
+            auto it = mp.offsets.find(s.ins);
+            if (it == mp.offsets.end()) continue;
+            std::size_t offset = it->second;
+            // Pointwise ops write every element, and may write over their input: no zero fill.
+            bool zero = !s.ins->get_operator().traits().pointwise;
+            add_buffers(s.ins->get_shape(), offset, arena.get(), zero, arena, s.into);
+        }
+        auto ret = m.get_return();
+        if (ret == m.end() || ret->inputs().size() != 1) return;
+        const step& r = steps[pos_of(*ret->inputs()[0])];
+        if (r.into.size() == 1 && r.ins->get_shape().standard() && !runs_interpreted(*r.ins))
+            result_step = static_cast<int>(&r - steps.data());
+    }
+
+    std::size_t pos_of(const instruction& ins) const {
+        for (std::size_t i = 0; i < steps.size(); ++i)
+            if (steps[i].ins == &ins) return i;
+        fail("executor: instruction not in module ", m.name());
+    }
+
+    // A fused region's body: its result goes into the buffer the caller's scope offers for it.
+    std::vector<argument> run_body(std::span<const argument> in) {
+        const planned_buffer* dest = nullptr;
+        if (result_step >= 0) dest = result_buffer_scope::take(steps[result_step].into[0].bytes);
+        return run(in, dest, nullptr);
+    }
+
+    std::vector<argument> run(std::span<const argument> in, const planned_buffer* dest,
+                              const instruction_observer* observe) {
+        if (!planned) return evaluate(m, in);
+        if (in.size() != params.size())
+            fail("module ", m.name(), ": ", params.size(), " inputs expected, ", in.size(), " given");
+        for (std::size_t i = 0; i < params.size(); ++i) {
+            results[params[i]] = bind_input(m, *steps[params[i]].ins, in[i]);
+            if (observe) (*observe)(*steps[params[i]].ins, results[params[i]], 0.0);
+        }
+        for (std::size_t k = 0; k < steps.size(); ++k) {
+            step& s = steps[k];
+            if (s.ins->is_param()) continue;
+            if (s.ins->is_literal()) {
+                if (observe) (*observe)(*s.ins, results[k], 0.0);
+                continue;
+            }
+            if (s.ins->is_return()) {
+                std::vector<argument> outs;
+                for (auto i : s.inputs) outs.push_back(results[i]);
+                return outs;
+            }
+            std::span<const planned_buffer> into = s.into;
+            if (dest && static_cast<int>(k) == result_step) into = {dest, 1};
+            auto start = std::chrono::steady_clock::now();
+            try {
+                results[k] = compute(s, into);
+            } catch (const error& e) {
+                fail(describe(m, *s.ins), ": ", e.what());
+            }
+            if (observe)
+                (*observe)(*s.ins, results[k],
+                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        }
+        return {};
+    }
+
+    argument compute(step& s, std::span<const planned_buffer> into) {
+        for (std::size_t i = 0; i < s.inputs.size(); ++i) s.args[i] = results[s.inputs[i]];
+        const instruction& ins = *s.ins;
+        // An interpreted op allocates much while it runs (its program's literals and values), so
+        // it gets no planned buffers until its result is copied.
+        bool interpreted = runs_interpreted(ins);
+        argument r = compute_op(ins.get_operator(), ins.get_shape(), s.args, ins.module_inputs(), runner,
+                                interpreted ? std::span<const planned_buffer>() : into);
+        if (into.empty() || in_buffers(r, into)) return r;
+        if (interpreted) {
+            result_buffer_scope scope(into);
+            r = r.copy();
+            if (in_buffers(r, into)) return r;
+        }
+        fail("its result is not in the buffer the memory plan gave it (the op allocated its own)");
+    }
+};
+
+program_executor::program_executor(const program& p) : prog_(p) {
+    states_.push_back(std::make_unique<module_state>(this, p.main()));
+    for (const module* m : p.modules())
+        for (const auto& ins : *m)
+            if (ins.get_operator().traits().fusion)
+                for (const module* sub : ins.module_inputs())
+                    if (!find_state(*sub)) states_.push_back(std::make_unique<module_state>(this, *sub));
+}
+
+program_executor::~program_executor() = default;
+
+program_executor::module_state* program_executor::find_state(const module& m) const {
+    for (const auto& s : states_)
+        if (&s->m == &m) return s.get();
+    return nullptr;
+}
+
+std::vector<argument> program_executor::run(const param_map& inputs, const instruction_observer* observe) {
+    module_state& main = *states_.front();
+    if (!main.planned) return observe ? evaluate(prog_, inputs, *observe) : evaluate(prog_, inputs);
+    auto ordered = order_inputs(main.m, inputs);
+    return main.run(ordered, nullptr, observe);
+}
+
+std::size_t program_executor::arena_bytes() const {
+    std::size_t n = 0;
+    for (const auto& s : states_) n += s->arena_bytes;
+    return n;
+}
+
+std::string program_executor::memory_report() const { return states_.front()->report; }
+
+std::vector<argument> run_with_plan(const module& m, const memory_plan& plan, const param_map& inputs) {
+    program_executor::module_state state(nullptr, m, &plan);
+    auto ordered = order_inputs(m, inputs);
+    std::vector<argument> outs;
+    for (const auto& out : state.run(ordered, nullptr, nullptr)) outs.push_back(out.copy());
+    return outs;
+}
+
+}  // namespace kiln
