@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/visit.hpp"
 
 namespace kiln {
@@ -33,6 +34,7 @@ argument::argument(const shape& s) : shape_(s) {
         for (const auto& sub : s.sub_shapes()) subs_.emplace_back(sub);
         return;
     }
+    check_tensor_bytes(s);
     auto buf = allocate(s.bytes());
     data_ = buf.get();
     owner_ = std::move(buf);

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace kiln {
 
@@ -127,6 +128,9 @@ argument compute_op(const operation& op, std::span<const argument> args, std::sp
     }
     // The output shape is recomputed from the actual input shapes, which binds dynamic dims.
     shape out = op.compute_shape(shapes, mods);
+    // Before the op allocates (its output, or scratch of that size): a size bomb (Expand, Tile,
+    // Range, Resize to huge sizes) is an error naming the size, which callers prefix with the node.
+    if (!out.is_tuple()) check_tensor_bytes(out);
     shape out_wide = out.is_tuple() ? out : out.with_type(widened(out.type()));
     module_runner run = [](const module& sub, std::span<const argument> in) { return evaluate(sub, in); };
     argument r = op.compute(out_wide, wide, mods, run);

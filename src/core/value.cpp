@@ -2,11 +2,12 @@
 
 #include <cctype>
 #include <charconv>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace kiln {
 
@@ -253,6 +254,7 @@ void json_write(const value& v, std::string& out, int indent, int depth) {
 struct json_parser {
     std::string_view s;
     std::size_t pos = 0;
+    int depth = 0;  // of the arrays and objects being read
 
     [[noreturn]] void error(const std::string& what) const { fail("JSON: ", what, " at offset ", pos); }
     void skip() {
@@ -311,8 +313,11 @@ struct json_parser {
         skip();
         if (pos >= s.size()) error("unexpected end");
         char c = s[pos];
+        if ((c == '{' || c == '[') && depth >= max_value_depth)
+            error(cat("nesting deeper than ", max_value_depth, " levels"));
         if (c == '{') {
             ++pos;
+            ++depth;
             value_object o;
             if (!eat('}')) {
                 do {
@@ -323,18 +328,21 @@ struct json_parser {
                 } while (eat(','));
                 expect('}');
             }
+            --depth;
             if (o.size() == 1 && o[0].first == "bytes" && o[0].second.is_string())
                 return value(value_bytes{unbase64(o[0].second.as_string())});
             return value(std::move(o));
         }
         if (c == '[') {
             ++pos;
+            ++depth;
             value_array a;
             if (!eat(']')) {
                 do a.push_back(parse());
                 while (eat(','));
                 expect(']');
             }
+            --depth;
             return value(std::move(a));
         }
         if (c == '"') return value(parse_string());
