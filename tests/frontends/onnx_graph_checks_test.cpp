@@ -150,6 +150,44 @@ TEST(OnnxGraphChecks, HugeInitializerDims) {
     expect_has(error_of([&] { parse(big); }), {"tensor 'w'"});
 }
 
+template <class T>
+onnx::TensorProto* add_constant(onnx::ModelProto& m, const std::string& name, int type, std::vector<std::int64_t> dims,
+                                const std::vector<T>& values) {
+    auto* t = add_initializer(m, name, dims, {});
+    t->set_data_type(type);
+    t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)));
+    return t;
+}
+
+// Ops whose output size comes from data: a size above max_tensor_bytes is an error naming the node
+// and the size, whether it is folded at parse time or computed at run time, never std::bad_alloc.
+TEST(OnnxGraphChecks, SizeBombsNameTheNodeAndSize) {
+    auto expand = make_model();
+    add_constant<float>(expand, "c", onnx::TensorProto::FLOAT, {1}, {1});
+    add_constant<std::int64_t>(expand, "s", onnx::TensorProto::INT64, {3}, {1 << 20, 1 << 20, 1 << 10});
+    add_node(expand, "Expand", "boom", {"c", "s"}, {"y"});
+    add_output(expand, "y", {"n", "m", "k"});
+    expect_has(error_of([&] { parse(expand); }),
+               {"node 'boom' (Expand, opset 17)", "float_type, {1048576, 1048576, 1024}", "needs 4503599627370496 bytes"});
+
+    auto range = make_model();
+    for (auto [name, v] : {std::pair{"a", 0.0f}, {"b", 1e15f}, {"d", 1.0f}})
+        add_constant<float>(range, name, onnx::TensorProto::FLOAT, {}, {v});
+    add_node(range, "Range", "rng", {"a", "b", "d"}, {"y"});
+    add_output(range, "y", {"n"});
+    expect_has(error_of([&] { parse(range); }), {"node 'rng' (Range, opset 17)", "more than the limit of"});
+
+    auto resize = make_model(13);
+    add_input(resize, "x", {1, 1, 4, 4});
+    add_constant<float>(resize, "sc", onnx::TensorProto::FLOAT, {4}, {1, 1, 1e6f, 1e6f});
+    add_node(resize, "Resize", "rs", {"x", "", "sc"}, {"y"});
+    add_output(resize, "y", {1, 1, 4000000, 4000000});
+    program p = parse(resize);
+    argument x(shape(dtype::float32, std::vector<std::size_t>{1, 1, 4, 4}));
+    expect_has(error_of([&] { evaluate(p, {{"x", x}}); }),
+               {"(node 'rs')", "float_type, {1, 1, 4000000, 4000000}", "more than the limit of"});
+}
+
 TEST(OnnxGraphChecks, ConvWithOneInput) {
     auto m = make_model();
     add_input(m, "x", {1, 1, 4, 4});
