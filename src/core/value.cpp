@@ -287,7 +287,9 @@ struct json_parser {
                 case 'f': r += '\f'; break;
                 case 'u': {
                     if (pos + 4 > s.size()) error("short \\u escape");
-                    unsigned cp = std::stoul(std::string(s.substr(pos, 4)), nullptr, 16);
+                    unsigned cp = 0;
+                    auto [end, ec] = std::from_chars(s.data() + pos, s.data() + pos + 4, cp, 16);
+                    if (ec != std::errc() || end != s.data() + pos + 4) error("bad \\u escape");
                     pos += 4;
                     if (cp < 0x80) r += static_cast<char>(cp);
                     else if (cp < 0x800) {
