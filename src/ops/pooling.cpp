@@ -90,7 +90,7 @@ struct pooling {
             }
             double v = x[xs.index(xi)];
             ++acc.real;
-            acc.max = std::max(acc.max, v);
+            if (std::isnan(v) || v > acc.max) acc.max = v;  // NaN propagates, as ONNX MaxPool has it
             acc.sum += v;
             acc.lp_sum += std::pow(std::abs(v), static_cast<double>(lp_order));
         });

@@ -64,7 +64,11 @@ KILN_REGISTER_OP(sign)
 
 struct relu : unary_op<relu, signed_type> {
     static constexpr std::string_view name = "relu";
-    template <number C> C apply(C x) const { return x > 0 ? x : C(0); }
+    // NaN (x != x) passes through, as ONNX's max(0, x) has it; -0 becomes 0.
+    template <number C>
+    C apply(C x) const {
+        return x > C(0) || x != x ? x : C(0);
+    }
 };
 KILN_REGISTER_OP(relu)
 

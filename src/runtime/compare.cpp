@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/error.hpp"
+
 namespace kiln {
 
 namespace {
@@ -81,6 +83,9 @@ tolerances default_tolerances(dtype t, compute_precision p) {
 }
 
 tolerances tolerance_overrides::apply(tolerances t) const {
+    // A negative (or NaN) tolerance fails every comparison or passes every one; neither is meant.
+    for (auto [name, v] : {std::pair{"rms_tol", rms_tol}, {"atol", atol}, {"rtol", rtol}})
+        if (v && !(*v >= 0)) fail(name, " is ", *v, "; a tolerance must be 0 or more");
     if (rms_tol) t.rms_tol = *rms_tol;
     if (atol) t.atol = *atol;
     if (rtol) t.rtol = *rtol;

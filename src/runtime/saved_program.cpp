@@ -26,6 +26,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "runtime/program_serial.hpp"
 
 #ifndef KILN_VERSION
@@ -268,6 +269,7 @@ std::vector<section> read_sections(const std::string& path, const mapping& m, co
 
 loaded_program load_program(const std::string& path) {
     auto start = std::chrono::steady_clock::now();
+    check_input_file(path);
     mapping m = map_file(path);
     value h = read_header(path, m);
     loaded_program r;
@@ -301,6 +303,10 @@ loaded_program load_program(const std::string& path) {
     } catch (const error& e) {
         fail("'", path, "' holds an invalid program: ", e.what());
     }
+    std::size_t outputs = r.prog.main().output_shapes().size();
+    if (!r.info.output_names.empty() && r.info.output_names.size() != outputs)
+        fail("'", path, "' is corrupted: its header names ", r.info.output_names.size(),
+             " outputs but its program returns ", outputs);
     r.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return r;
 }
