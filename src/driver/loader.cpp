@@ -13,7 +13,7 @@
 #include "driver/onnx_info.hpp"
 #include "driver/program_json.hpp"
 #include "frontends/onnx/onnx.hpp"
-#include "runtime/program_tools.hpp"
+#include "tools/program_tools.hpp"
 
 namespace kiln::driver {
 

@@ -1,16 +1,16 @@
 #include "passes/pipeline.hpp"
 
-#include "passes/common_subexpression.hpp"
+#include "passes/simplify/common_subexpression.hpp"
 #include "passes/convert_precision.hpp"
-#include "passes/dead_code.hpp"
-#include "passes/fold_batch_norm.hpp"
-#include "passes/fuse_epilogues.hpp"
-#include "passes/fuse_pointwise.hpp"
-#include "passes/fuse_reduce.hpp"
-#include "passes/propagate_constant.hpp"
-#include "passes/recognize_patterns.hpp"
-#include "passes/simplify_algebra.hpp"
-#include "passes/simplify_reshapes.hpp"
+#include "passes/simplify/dead_code.hpp"
+#include "passes/simplify/fold_batch_norm.hpp"
+#include "passes/fuse/fuse_epilogues.hpp"
+#include "passes/fuse/fuse_pointwise.hpp"
+#include "passes/fuse/fuse_reduce.hpp"
+#include "passes/simplify/propagate_constant.hpp"
+#include "passes/recognize/recognize_patterns.hpp"
+#include "passes/simplify/simplify_algebra.hpp"
+#include "passes/simplify/simplify_reshapes.hpp"
 
 namespace kiln {
 

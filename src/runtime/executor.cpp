@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
-#include "passes/memory_plan.hpp"
+#include "passes/analysis/memory_plan.hpp"
 
 namespace kiln {
 

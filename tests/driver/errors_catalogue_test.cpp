@@ -7,7 +7,7 @@
 #include "../frontends/onnx_test_util.hpp"
 #include "core/module.hpp"
 #include "driver_util.hpp"
-#include "runtime/saved_program.hpp"
+#include "tools/saved_program.hpp"
 
 namespace kiln {
 namespace {
