@@ -32,7 +32,7 @@ std::vector<pass> generic_passes(const compile_options& opts, const fusion_polic
     // stays float32 as one op), before any fusion (fused bodies keep the types they were fused with).
     if (opts.precision != compute_precision::fp32) passes.push_back(convert_precision{low_type(opts.precision)});
     if (opts.optimize) {
-        if (fusion.epilogues) passes.push_back(fuse_epilogues{});   // dot/gemm/convolution + bias, activation, residual
+        if (fusion.epilogues) passes.push_back(fuse_epilogues{fusion.epilogue_op});   // dot/gemm/convolution + bias, activation, residual
         if (fusion.reductions) passes.push_back(fuse_reduce{});     // reductions with their pointwise producers and consumers
         if (fusion.pointwise) passes.push_back(fuse_pointwise{});   // what is left of pointwise trees, one kernel each
     }

@@ -15,14 +15,15 @@ bool is_contraction(const instruction& ins) {
 }
 
 // Fusible pointwise ops reachable from `anchor` through fusible pointwise ops, latest first.
-std::vector<instruction_ref> downstream(const region_grower& grower, instruction_ref anchor) {
+std::vector<instruction_ref> downstream(const region_grower& grower, instruction_ref anchor,
+                                       const std::function<bool(const instruction&)>& accepts) {
     std::unordered_set<const instruction*> reached{&*anchor};
     std::vector<instruction_ref> r, stack{anchor};
     while (!stack.empty()) {
         auto ins = stack.back();
         stack.pop_back();
         for (auto user : ins->outputs())
-            if (is_fusible_pointwise(*user) && reached.insert(&*user).second) {
+            if (is_fusible_pointwise(*user) && (!accepts || accepts(*user)) && reached.insert(&*user).second) {
                 r.push_back(user);
                 stack.push_back(user);
             }
@@ -32,8 +33,9 @@ std::vector<instruction_ref> downstream(const region_grower& grower, instruction
 }
 
 // The largest region made of the anchor and ops downstream of it, or none.
-std::vector<instruction_ref> epilogue_region(const region_grower& grower, instruction_ref anchor) {
-    auto after = downstream(grower, anchor);
+std::vector<instruction_ref> epilogue_region(const region_grower& grower, instruction_ref anchor,
+                                             const std::function<bool(const instruction&)>& accepts) {
+    auto after = downstream(grower, anchor, accepts);
     std::unordered_set<const instruction*> allowed{&*anchor};
     for (auto ins : after) allowed.insert(&*ins);
     auto can_join = [&](instruction_ref in) { return allowed.contains(&*in); };
@@ -58,7 +60,7 @@ void fuse_epilogues::apply(program& p, module& m) const {
     for (auto ins = m.begin(); ins != m.end(); ++ins)
         if (is_contraction(*ins)) anchors.push_back(ins);
     for (auto anchor : anchors) {
-        auto members = epilogue_region(grower, anchor);
+        auto members = epilogue_region(grower, anchor, accepts);
         if (members.empty()) continue;
         grower.forget(members);
         fuse_region(p, m, members, op, names);

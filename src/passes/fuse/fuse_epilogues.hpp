@@ -7,6 +7,7 @@
 // one output and no cycle. Side inputs (bias, residual) enter as inputs, broadcast views of them
 // are copied into the body. Runs before fuse_reduce and fuse_pointwise.
 #pragma once
+#include <functional>
 #include <string_view>
 
 #include "core/module.hpp"
@@ -15,6 +16,10 @@ namespace kiln {
 
 struct fuse_epilogues {
     static constexpr std::string_view name = "fuse_epilogues";
+    // The target's policy: which pointwise ops its GEMM/convolution library can apply in an
+    // epilogue (empty: every fusible pointwise op). An op it rejects, and what follows it, stays
+    // outside the region for the pointwise fusion that runs after.
+    std::function<bool(const instruction&)> accepts;
     void apply(program& p, module& m) const;
 };
 
