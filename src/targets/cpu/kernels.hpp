@@ -1,0 +1,36 @@
+// What the cpu target's kernels share: the oneDNN engine and the thread count, and the choice of
+// a kernel for each instruction (oneDNN primitive, generated pointwise code, or none: reference).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/pass.hpp"
+#include "core/target.hpp"
+#include "runtime/executor.hpp"
+
+namespace kiln {
+
+struct onednn_state;   // engine and stream (onednn_kernels.cpp)
+
+struct cpu_context {
+    explicit cpu_context(std::size_t threads);
+    ~cpu_context();
+    std::size_t threads;
+    std::unique_ptr<onednn_state> dnnl;
+};
+
+struct cpu_kernel {
+    host_kernel run;     // empty: the instruction runs its reference compute
+    std::string where;   // "onednn", "generated code": for the compile report
+};
+
+// Builds the instruction's kernel (primitives created and weights reordered now, once).
+cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);
+// oneDNN's part of it: convolution, matmul, pooling and the epilogues its post-ops express.
+cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx);
+
+// The cpu target's lowering, after the generic passes.
+std::vector<pass> cpu_lowering_passes(const compile_options& opts);
+
+}  // namespace kiln
