@@ -30,7 +30,4 @@ cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);
 // oneDNN's part of it: convolution, matmul, pooling and the epilogues its post-ops express.
 cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx);
 
-// The cpu target's lowering, after the generic passes.
-std::vector<pass> cpu_lowering_passes(const compile_options& opts);
-
 }  // namespace kiln
