@@ -152,6 +152,7 @@ region_operand operand_of(const instruction& in, int arg) {
 
 std::optional<contraction_region> find_contraction_region(const instruction& ins) {
     contraction_region r;
+    r.ins = &ins;
     r.out = ins.get_shape();
     if (!r.out.standard()) return std::nullopt;
     if (ins.get_operator().traits().contraction) {

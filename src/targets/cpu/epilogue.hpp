@@ -34,6 +34,7 @@ struct epilogue_plan {
 };
 
 struct contraction_region {
+    const instruction* ins = nullptr;           // the instruction the kernel computes
     const instruction* contraction = nullptr;   // the instruction itself, or the one in its body
     shape out;                                  // the instruction's result
     std::vector<region_operand> inputs;         // the contraction's inputs

@@ -19,9 +19,14 @@
 
 namespace kiln {
 
+namespace {
+class onednn_kernel;
+}
+
 struct onednn_state {
     dnnl::engine engine{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream{engine};
+    std::unordered_map<const instruction*, std::shared_ptr<onednn_kernel>> kernels;
 };
 
 cpu_context::cpu_context(std::size_t n) : threads(n), dnnl(std::make_unique<onednn_state>()) {}
@@ -63,6 +68,7 @@ memory::desc grouped_desc(const shape& s, std::int64_t g) {
 // One operand of a primitive: where its data comes from each run, and the reorder into the
 // primitive's layout when that differs (into a buffer the kernel owns).
 struct operand {
+    int dnnl_arg = 0;
     int arg = -1;                 // index into the kernel's arguments; -1: constant (reordered at load)
     memory user, inner;           // the kiln layout, and the primitive's
     std::optional<dnnl::reorder> to_inner;
@@ -77,6 +83,7 @@ public:
     void input(int dnnl_arg, int arg, const memory::desc& from, const memory::desc& want, const argument* constant) {
         auto& eng = ctx_.dnnl->engine;
         operand o;
+        o.dnnl_arg = dnnl_arg;
         o.arg = constant ? -1 : arg;
         o.user = memory(from, eng, constant ? static_cast<void*>(constant->data()) : nullptr);
         if (from == want) {
@@ -114,6 +121,44 @@ public:
         if (pd.scratchpad_desc().get_size() > 0) exec_args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), ctx_.dnnl->engine);
     }
 
+    // Blocked layouts between consecutive primitives: the output in the primitive's own layout,
+    // which every user reads as is (keep_blocked_layouts checks that they can).
+    std::optional<memory::desc> blocked_output() const {
+        return from_inner_ ? std::optional(out_inner_.get_desc()) : std::nullopt;
+    }
+    void write_blocked() {
+        out_inner_ = memory(out_inner_.get_desc(), ctx_.dnnl->engine, nullptr);
+        exec_args_[DNNL_ARG_DST] = out_inner_;
+        from_inner_.reset();
+        direct_ = true;
+    }
+    // Whether argument `arg` can be read in layout `d` without a reorder (every use of it).
+    bool reads_as(int arg, const memory::desc& d) const {
+        bool used = false;
+        for (const auto& o : inputs_)
+            if (o.arg == arg) {
+                if (o.inner.get_desc() != d) return false;
+                used = true;
+            }
+        if (sum_arg_ == arg) {
+            if (out_inner_.get_desc() != d) return false;
+            used = true;
+        }
+        return used;
+    }
+    void read_blocked(int arg, const memory::desc& d) {
+        for (auto& o : inputs_)
+            if (o.arg == arg) {
+                o.user = o.inner = memory(d, ctx_.dnnl->engine, nullptr);
+                o.to_inner.reset();
+                exec_args_[o.dnnl_arg] = o.inner;
+            }
+        if (sum_arg_ == arg) {
+            sum_user_ = memory(d, ctx_.dnnl->engine, nullptr);
+            sum_copy_.emplace(sum_user_, out_inner_);   // now a plain copy
+        }
+    }
+
     void run(std::span<const argument> args, const argument& out) {
         auto& s = ctx_.dnnl->stream;
         for (auto& o : inputs_) {
@@ -122,6 +167,7 @@ public:
             if (o.to_inner) o.to_inner->execute(s, o.user, o.inner);
         }
         out_user_.set_data_handle(out.data());
+        if (direct_) out_inner_.set_data_handle(out.data());
         if (sum_copy_) {
             sum_user_.set_data_handle(args[sum_arg_].data());
             sum_copy_->execute(s, sum_user_, out_inner_);
@@ -137,6 +183,7 @@ private:
     memory out_user_, out_inner_, sum_user_;
     std::optional<dnnl::reorder> from_inner_, sum_copy_;
     int sum_arg_ = -1;
+    bool direct_ = false;   // writes its blocked layout straight into the planned buffer
     dnnl::primitive prim_;
     std::unordered_map<int, memory> exec_args_;
 };
@@ -175,7 +222,8 @@ memory::desc sum_desc(const contraction_region& r) {
     return r.epilogue.sum_arg < 0 ? memory::desc() : plain_desc(r.epilogue.sum_shape, r.out.ndim());
 }
 
-host_kernel wrap(std::shared_ptr<onednn_kernel> k) {
+host_kernel wrap(std::shared_ptr<onednn_kernel> k, const instruction& ins, cpu_context& ctx) {
+    ctx.dnnl->kernels[&ins] = k;
     return [k](std::span<const argument> args, const argument& out) { k->run(args, out); };
 }
 
@@ -215,7 +263,7 @@ host_kernel convolution_kernel(const ops::convolution& op, const contraction_reg
     add_binaries(*k, r.epilogue, binaries);
     k->output(plain_desc(ys), pd->dst_desc(), r.epilogue.sum_arg, sum_desc(r));
     k->set_primitive(dnnl::convolution_forward(*pd), *pd);
-    return wrap(k);
+    return wrap(k, *r.ins, ctx);
 }
 
 // Matmul over [batch..., M, K] x [batch..., K, N] (numpy batch broadcasting; both right-aligned
@@ -239,7 +287,7 @@ host_kernel matmul_kernel(shape a, shape b, const contraction_region& r, cpu_con
     add_binaries(*k, r.epilogue, binaries);
     k->output(plain_desc(ys), pd.dst_desc(), r.epilogue.sum_arg, sum_desc(r));
     k->set_primitive(dnnl::matmul(pd), pd);
-    return wrap(k);
+    return wrap(k, *r.ins, ctx);
 }
 
 shape transposed(const shape& s) {
@@ -283,7 +331,7 @@ host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_c
     k->input(DNNL_ARG_SRC, 0, plain_desc(xs), pd.src_desc(), nullptr);
     k->output(plain_desc(ys), pd.dst_desc());
     k->set_primitive(dnnl::pooling_forward(pd), pd);
-    return wrap(k);
+    return wrap(k, ins, ctx);
 }
 
 bool supported_types(const instruction& ins) {
@@ -318,6 +366,31 @@ cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx) {
         return {};   // a configuration oneDNN has no implementation for: the reference runs it
     }
     return {};
+}
+
+void keep_blocked_layouts(const module& m, cpu_context& ctx) {
+    auto& kernels = ctx.dnnl->kernels;
+    for (const auto& ins : m) {
+        auto p = kernels.find(&ins);
+        if (p == kernels.end() || !p->second->blocked_output() || ins.outputs().empty()) continue;
+        const memory::desc d = *p->second->blocked_output();
+        if (d.get_size() > ins.get_shape().bytes()) continue;   // padded channels: larger than its buffer
+        bool all = true;
+        for (auto user : ins.outputs()) {
+            auto u = kernels.find(&*user);
+            if (u == kernels.end()) {
+                all = false;
+                break;
+            }
+            for (std::size_t i = 0; i < user->inputs().size() && all; ++i)
+                if (&*user->inputs()[i] == &ins) all = u->second->reads_as(static_cast<int>(i), d);
+        }
+        if (!all) continue;
+        p->second->write_blocked();
+        for (auto user : ins.outputs())
+            for (std::size_t i = 0; i < user->inputs().size(); ++i)
+                if (&*user->inputs()[i] == &ins) kernels.at(&*user)->read_blocked(static_cast<int>(i), d);
+    }
 }
 
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx) { return make_onednn_kernel(ins, ctx); }
