@@ -27,6 +27,10 @@ def model_path(name, tmp):
         path = os.path.join(tmp, "encoder.onnx")
         subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_encoder_onnx.py"), path, "--layers", "4",
                         "--seq", "128", "--batch", "1"], check=True, stdout=subprocess.DEVNULL)
+        import onnx
+        m = onnx.load(path)
+        m.ir_version = min(m.ir_version, 10)   # ONNX Runtime 1.31 reads IR versions up to 13
+        onnx.save(m, path)
         return path
     path = os.path.join(ROOT, "build", "torchvision-models", f"{name}_opset17", "model.onnx")
     if not os.path.exists(path):

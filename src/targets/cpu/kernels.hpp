@@ -27,6 +27,8 @@ struct cpu_kernel {
 
 // Builds the instruction's kernel (primitives created and weights reordered now, once).
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);
+// oneDNN's kernels for attention, layer norm and softmax (onednn_transformer.cpp).
+host_kernel make_onednn_transformer_kernel(const instruction& ins, cpu_context& ctx);
 // Lets consecutive oneDNN primitives pass their blocked layouts on (no reorder between them) where
 // every user of a result is a primitive reading it in that layout, and the layout fits its buffer.
 // Then the arena holds that result in oneDNN's layout: only those primitives read it.

@@ -16,18 +16,9 @@
 #include "ops/window.hpp"
 #include "targets/cpu/epilogue.hpp"
 #include "targets/cpu/kernels.hpp"
+#include "targets/cpu/onednn_util.hpp"
 
 namespace kiln {
-
-namespace {
-class onednn_kernel;
-}
-
-struct onednn_state {
-    dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-    dnnl::stream stream{engine};
-    std::unordered_map<const instruction*, std::shared_ptr<onednn_kernel>> kernels;
-};
 
 cpu_context::cpu_context(std::size_t n) : threads(n), dnnl(std::make_unique<onednn_state>()) {}
 cpu_context::~cpu_context() = default;
@@ -36,25 +27,6 @@ namespace {
 
 using dnnl::memory;
 using dims = memory::dims;
-
-std::optional<memory::data_type> dnnl_type(dtype t) {
-    switch (t) {
-    case dtype::float32: return memory::data_type::f32;
-    case dtype::float16: return memory::data_type::f16;
-    case dtype::bfloat16: return memory::data_type::bf16;
-    default: return std::nullopt;
-    }
-}
-
-// The strided (plain) descriptor of a shape, right-aligned to `rank` dims (leading 1s added).
-memory::desc plain_desc(const shape& s, std::size_t rank = 0) {
-    rank = std::max(rank, s.ndim());
-    dims d(rank, 1), st(rank, 0);
-    std::size_t lead = rank - s.ndim();
-    for (std::size_t i = 0; i < s.ndim(); ++i) d[lead + i] = s.lens()[i], st[lead + i] = s.strides()[i];
-    for (std::size_t i = lead; i-- > 0;) st[i] = st[i + 1] * d[i + 1];
-    return memory::desc(d, *dnnl_type(s.type()), st);
-}
 
 // The same shape regrouped as {G, M/G, rest...} (grouped convolution weights), standard layout.
 memory::desc grouped_desc(const shape& s, std::int64_t g) {
@@ -74,6 +46,9 @@ struct operand {
     std::optional<dnnl::reorder> to_inner;
 };
 
+}  // namespace
+
+// One primitive and the reorders around it (declared in onednn_util.hpp for onednn_state).
 class onednn_kernel {
 public:
     onednn_kernel(cpu_context& ctx) : ctx_(ctx) {}
@@ -188,6 +163,8 @@ private:
     std::unordered_map<int, memory> exec_args_;
 };
 
+namespace {
+
 // The post-ops of an epilogue tail, and the binary operands they read.
 dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::vector<std::pair<int, memory::desc>>& binaries) {
     dnnl::post_ops po;
@@ -290,14 +267,6 @@ host_kernel matmul_kernel(shape a, shape b, const contraction_region& r, cpu_con
     return wrap(k, *r.ins, ctx);
 }
 
-shape transposed(const shape& s) {
-    auto lens = s.lens();
-    auto strides = s.strides();
-    std::swap(lens[lens.size() - 1], lens[lens.size() - 2]);
-    std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
-    return shape(s.type(), lens, strides);
-}
-
 host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_context& ctx) {
     const shape& xs = ins.inputs()[0]->get_shape();
     const shape& ys = ins.get_shape();
@@ -337,8 +306,10 @@ host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_c
 bool supported_types(const instruction& ins) {
     if (!dnnl_type(ins.get_shape().type())) return false;
     for (auto in : ins.inputs())
-        if (in->get_shape().is_tuple() || in->get_shape().dynamic() || !dnnl_type(in->get_shape().type())) return false;
-    return !ins.get_shape().dynamic();
+        if (in->get_shape().is_tuple() || in->get_shape().dynamic() || !dnnl_type(in->get_shape().type()) ||
+            in->get_shape().elements() == 0)
+            return false;   // empty tensors: the reference handles them
+    return !ins.get_shape().dynamic() && ins.get_shape().elements() > 0;
 }
 
 host_kernel contraction_kernel(const contraction_region& r, cpu_context& ctx) {
@@ -358,6 +329,7 @@ host_kernel contraction_kernel(const contraction_region& r, cpu_context& ctx) {
 cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx) {
     if (!supported_types(ins)) return {};
     try {
+        if (auto k = make_onednn_transformer_kernel(ins, ctx)) return {std::move(k), "onednn"};
         if (const auto* pool = ins.get_operator().get_if<ops::pooling>()) return {pooling_kernel(*pool, ins, ctx), "onednn"};
         auto region = find_contraction_region(ins);
         if (!region) return {};
