@@ -81,13 +81,13 @@ def bench_kiln(path, files, threads, runs):
     if out.returncode != 0:
         raise RuntimeError(out.stderr)
     compile_ms = float(re.search(r"Compiled for cpu \(.*?\) in ([0-9.]+) ms", out.stderr + out.stdout).group(1))
+    placement = re.findall(r"runs on (.*)", out.stdout + out.stderr)
     for name, f in files:
         common += ["--input", f"{name}={f}"]
     out = subprocess.run([KILN, "perf", *common, "-n", str(runs), "--quiet"], capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(out.stderr)
     median = float(re.search(r"median ([0-9.]+)ms", out.stdout + out.stderr).group(1))
-    placement = re.findall(r"runs on (.*)", out.stdout + out.stderr)
     return median, compile_ms, wall, placement
 
 

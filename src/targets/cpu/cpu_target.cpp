@@ -52,6 +52,8 @@ public:
         };
         exec_ = std::make_unique<program_executor>(prog_, factory);
         keep_blocked_layouts(prog_.main(), ctx_);
+        ctx_.pointwise.build();
+        stats_.cache_hits = ctx_.pointwise.cache_hits();
         stats_.arena_bytes = exec_->arena_bytes();
         stats_.memory = exec_->memory_report();
         stats_.placement.push_back(std::to_string(ctx_.threads) + " thread" + (ctx_.threads == 1 ? "" : "s"));
