@@ -55,7 +55,7 @@ window_acc gather(const pooling& op, const std::vector<double>& x, const shape& 
         }
         double v = x[xs.index(xi)];
         ++acc.real;
-        acc.max = std::max(acc.max, v);
+        if (std::isnan(v) || v > acc.max) acc.max = v;   // NaN propagates, as ONNX MaxPool has it
         acc.sum += v;
         acc.lp_sum += std::pow(std::abs(v), static_cast<double>(op.lp_order));
     });

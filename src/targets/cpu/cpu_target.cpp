@@ -11,7 +11,7 @@
 #include "core/target.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/program_tools.hpp"
+#include "tools/program_tools.hpp"
 #include "targets/cpu/kernels.hpp"
 
 namespace kiln {
