@@ -99,6 +99,25 @@ b = @param:b -> float_type, {16, 1, 1}
     EXPECT_TRUE(placed(placement, "onednn: 3 instructions")) << ::testing::PrintToString(placement);
 }
 
+// An epilogue op oneDNN has no post-op for (div) stays out of the epilogue (the fusion policy) and
+// runs as generated code; nothing falls to the reference computes.
+TEST(cpu_target, epilogue_takes_only_post_ops) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {1, 8, 10, 10}
+w = @param:w -> float_type, {8, 8, 3, 3}
+b = @param:b -> float_type, {8, 1, 1}
+@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w)
+@1 = add(@0,b)
+@2 = relu(@1)
+@3 = div(@2,b)
+@4 = @return(@3)
+)";
+    auto placement = check_against_ref(text);
+    EXPECT_TRUE(placed(placement, "onednn: 1 instruction (fused_epilogue 1)")) << ::testing::PrintToString(placement);
+    EXPECT_TRUE(placed(placement, "generated code: 1 instruction (pointwise 1)")) << ::testing::PrintToString(placement);
+    EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
+}
+
 // Separate executables of one program run at once from several threads.
 TEST(cpu_target, separate_executables_run_concurrently) {
     const std::string text = R"(module: "main"

@@ -12,6 +12,7 @@
 #include "passes/pipeline.hpp"
 #include "runtime/executor.hpp"
 #include "tools/program_tools.hpp"
+#include "targets/cpu/epilogue.hpp"
 #include "targets/cpu/kernels.hpp"
 
 namespace kiln {
@@ -81,7 +82,11 @@ class cpu_target final : public target {
 public:
     std::string name() const override { return "cpu"; }
     std::vector<pass> passes(const compile_options& opts) const override {
-        return generic_passes(opts);   // kernels are chosen per instruction when the executable is built
+        // Epilogues take only what oneDNN's post-ops express; kernels are chosen per instruction
+        // when the executable is built.
+        fusion_policy policy;
+        policy.epilogue_op = onednn_post_op;
+        return generic_passes(opts, policy);
     }
     std::vector<std::string> ignored_options(const compile_options& opts) const override {
         std::vector<std::string> r;

@@ -150,6 +150,13 @@ region_operand operand_of(const instruction& in, int arg) {
 
 }  // namespace
 
+bool onednn_post_op(const instruction& ins) {
+    const operation& op = ins.get_operator();
+    if (ins.get_shape().type() != dtype::float32) return false;
+    return eltwise_step(op).has_value() || op.get_if<ops::clip>() || op.get_if<ops::add>() || op.get_if<ops::mul>() ||
+           op.get_if<ops::max>() || op.get_if<ops::min>();
+}
+
 std::optional<contraction_region> find_contraction_region(const instruction& ins) {
     contraction_region r;
     r.ins = &ins;

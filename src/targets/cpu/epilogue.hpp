@@ -46,6 +46,11 @@ struct contraction_region {
     const shape& input_shape(std::size_t i) const { return shapes.at(i); }
 };
 
+// Whether a pointwise op may join a GEMM/convolution epilogue on cpu (the fusion policy's
+// epilogue_op): an activation oneDNN has as an eltwise post-op, clip, or add/mul/max/min, which
+// post-ops express whichever input the contraction's value is. Others go to pointwise regions.
+bool onednn_post_op(const instruction& ins);
+
 // A contraction, or a fused_epilogue whose tail oneDNN expresses; none otherwise.
 std::optional<contraction_region> find_contraction_region(const instruction& ins);
 
