@@ -27,6 +27,7 @@ struct compile_options {
     bool fast_math = true;
     bool exhaustive_tune = false;
     bool offload_copy = false;
+    std::size_t threads = 0;     // cpu: threads of its one pool (0: the machine's cores)
 };
 
 // What building an executable did, for compile reports.
@@ -35,6 +36,9 @@ struct executable_stats {
     std::size_t arena_bytes = 0;               // the memory plan's arena (0: no plan, see `memory`)
     std::size_t weight_bytes = 0;              // literals resident on the device
     std::string memory;                        // the memory plan's report, or why there is none
+    // Where the instructions run, one line each ("onednn: 20 instructions (convolution 17, ...)");
+    // a target names what runs on reference computes so that nothing is hidden.
+    std::vector<std::string> placement;
 };
 
 class executable {

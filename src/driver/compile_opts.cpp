@@ -88,6 +88,7 @@ std::vector<option_spec> compile_option_specs() {
         {{"--enable-offload-copy"}, option_spec::flag, "", "GPU/CPU: copy inputs and outputs between host and device\ninside the program"},
         {{"--disable-fast-math"}, option_spec::flag, "", "GPU/CPU: exact math functions instead of fast approximations"},
         {{"--exhaustive-tune"}, option_spec::flag, "", "GPU/CPU: time every kernel configuration instead of a heuristic pick"},
+        {{"--threads"}, option_spec::one, "N", "cpu: threads of its one pool (default: the machine's cores)"},
         {{"--time-passes"}, option_spec::flag, "", "report every pass's time (perf always does)"},
         {{"--trace-passes"}, option_spec::flag, "", "print the program after every pass (on stderr)"},
         {{"--disable-pass"}, option_spec::one, "NAME", "skip the pass NAME (repeatable; for finding a pass that breaks\na program)", true},
@@ -110,6 +111,12 @@ compile_settings read_compile_settings(const parsed_args& args) {
     s.options.offload_copy = args.has("--enable-offload-copy");
     s.options.fast_math = !args.has("--disable-fast-math");
     s.options.exhaustive_tune = args.has("--exhaustive-tune");
+    if (args.has("--threads")) {
+        std::string n = args.get("--threads");
+        if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || std::stoul(n) == 0)
+            throw usage_error("--threads " + n + ": expected a count >= 1");
+        s.options.threads = std::stoul(n);
+    }
     s.time_passes = args.has("--time-passes");
     s.trace_passes = args.has("--trace-passes");
     for (const auto& use : args.uses("--disable-pass")) s.disabled.push_back(use.at(0));
@@ -156,6 +163,7 @@ compiled_program compile_with_report(program p, const target& t, const compile_s
     r.kernels = st.kernels;
     r.cache_hits = st.cache_hits;
     r.memory = st.memory;
+    r.placement = st.placement;
     return c;
 }
 
@@ -166,6 +174,7 @@ std::string describe_options(const compile_options& o) {
     if (o.offload_copy) s += ", offload copy";
     if (!o.fast_math) s += ", no fast math";
     if (o.exhaustive_tune) s += ", exhaustive tune";
+    if (o.threads) s += ", " + std::to_string(o.threads) + " threads";
     return s;
 }
 
@@ -185,6 +194,7 @@ std::string format_compile_report(const compile_report& r, const compile_setting
         out += "\n  pass manager: " + ms_text(r.total_ms - r.load_ms - in_passes) + " (IR snapshots kept for failure dumps)";
     out += "\n  executable built in " + ms_text(r.load_ms) + "; kernels compiled: " + std::to_string(r.kernels) +
            " (cache hits " + std::to_string(r.cache_hits) + ")";
+    for (const auto& p : r.placement) out += "\n  runs on " + p;
     for (const auto& i : s.ignored) out += "\n  ignored: " + i;
     return out + "\n";
 }

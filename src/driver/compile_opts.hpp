@@ -40,6 +40,7 @@ struct compile_report {
     // after, the kernels a target launches for it, and its memory plan ("" when not plannable).
     std::size_t instructions_before = 0, instructions_after = 0, launches = 0;
     std::string memory;
+    std::vector<std::string> placement;   // where the target runs the instructions (executable_stats)
 };
 
 struct compiled_program {

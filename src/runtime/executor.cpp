@@ -1,7 +1,9 @@
 #include "runtime/executor.hpp"
 
 #include <chrono>
+#include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
@@ -49,12 +51,15 @@ struct program_executor::module_state {
         std::vector<std::size_t> inputs;        // positions of its inputs
         std::vector<argument> args;             // reused every run
         std::vector<planned_buffer> into;       // empty: a view, or not planned
+        host_kernel kernel;                     // the target's compute, or empty for the reference
+        argument out;                           // the kernel's planned output (empty: not planned)
     };
     const program_executor* owner;              // null: fused bodies run on the interpreter
     const module& m;
     std::vector<step> steps;                    // one per instruction, in order
     std::vector<argument> results;
     std::vector<std::size_t> params;            // positions of the parameters, in declaration order
+    std::vector<argument> staging;              // standard copies of inputs given in other layouts
     std::shared_ptr<std::byte[]> arena;
     std::size_t arena_bytes = 0;
     bool planned = false;
@@ -63,7 +68,9 @@ struct program_executor::module_state {
     module_runner runner;
 
     // Plans the module, or takes `given` (a plan to check by running it).
-    module_state(const program_executor* o, const module& mod, const memory_plan* given = nullptr) : owner(o), m(mod) {
+    module_state(const program_executor* o, const module& mod, const memory_plan* given = nullptr,
+                 const kernel_factory* kernels = nullptr)
+        : owner(o), m(mod) {
         runner = [this](const module& sub, std::span<const argument> in) {
             if (auto* body = owner ? owner->find_state(sub) : nullptr) return body->run_body(in);
             return evaluate(sub, in);   // control flow's bodies
@@ -71,7 +78,8 @@ struct program_executor::module_state {
         std::unordered_map<const instruction*, std::size_t> pos;
         for (const auto& ins : m) {
             pos[&ins] = steps.size();
-            step s{&ins, {}, {}, {}};
+            step s{&ins, {}, {}, {}, {}, {}};
+            if (kernels && *kernels && !ins.get_operator().traits().builtin) s.kernel = (*kernels)(ins);
             for (auto in : ins.inputs()) s.inputs.push_back(pos.at(&*in));
             s.args.resize(s.inputs.size());
             if (ins.is_param()) params.push_back(steps.size());
@@ -116,6 +124,7 @@ struct program_executor::module_state {
             // Pointwise ops write every element, and may write over their input: no zero fill.
             bool zero = !s.ins->get_operator().traits().pointwise;
             add_buffers(s.ins->get_shape(), offset, arena.get(), zero, arena, s.into);
+            if (s.kernel && s.into.size() == 1) s.out = argument(s.ins->get_shape(), s.into[0].data, arena);
         }
         auto ret = m.get_return();
         if (ret == m.end() || ret->inputs().size() != 1) return;
@@ -128,6 +137,20 @@ struct program_executor::module_state {
         for (std::size_t i = 0; i < steps.size(); ++i)
             if (steps[i].ins == &ins) return i;
         fail("executor: instruction not in module ", m.name());
+    }
+
+    // Instructions were planned and their shapes computed for the parameters' standard layout, so an
+    // input in another layout (column-major, a view) is copied into a staging buffer, made once.
+    argument standard_input(std::size_t i, const argument& a) {
+        const shape& want = steps[params[i]].ins->get_shape();
+        if (a.get_shape() == want || a.get_shape().is_tuple() || want.dynamic()) return a;
+        if (staging.size() != params.size()) staging.resize(params.size());
+        if (staging[i].empty()) staging[i] = argument(want);
+        std::size_t n = want.elements(), esize = want.type_bits() / 8;
+        const shape& s = a.get_shape();
+        if (is_packed(want.type()) || esize == 0) return a.copy();
+        for (std::size_t k = 0; k < n; ++k) std::memcpy(staging[i].data() + k * esize, a.data() + s.index(k) * esize, esize);
+        return staging[i];
     }
 
     // A fused region's body: its result goes into the buffer the caller's scope offers for it.
@@ -143,7 +166,7 @@ struct program_executor::module_state {
         if (in.size() != params.size())
             fail("module ", m.name(), ": ", params.size(), " inputs expected, ", in.size(), " given");
         for (std::size_t i = 0; i < params.size(); ++i) {
-            results[params[i]] = bind_input(m, *steps[params[i]].ins, in[i]);
+            results[params[i]] = standard_input(i, bind_input(m, *steps[params[i]].ins, in[i]));
             if (observe) (*observe)(*steps[params[i]].ins, results[params[i]], 0.0);
         }
         for (std::size_t k = 0; k < steps.size(); ++k) {
@@ -176,6 +199,7 @@ struct program_executor::module_state {
     argument compute(step& s, std::span<const planned_buffer> into) {
         for (std::size_t i = 0; i < s.inputs.size(); ++i) s.args[i] = results[s.inputs[i]];
         const instruction& ins = *s.ins;
+        if (s.kernel) return run_kernel(s, into);
         // An interpreted op allocates much while it runs (its program's literals and values), so
         // it gets no planned buffers until its result is copied.
         // Without an owner (run_with_plan) fused bodies run on the interpreter too.
@@ -190,15 +214,29 @@ struct program_executor::module_state {
         }
         fail("its result is not in the buffer the memory plan gave it (the op allocated its own)");
     }
+
+    // The target's kernel writes into the planned buffer (the caller's, for a body's result), or
+    // into a fresh one when the module is not planned.
+    argument run_kernel(step& s, std::span<const planned_buffer> into) {
+        argument out = s.out;
+        if (into.size() == 1 && (out.empty() || out.data() != into[0].data))
+            out = argument(s.ins->get_shape(), into[0].data, into[0].owner);
+        if (out.empty()) out = argument(s.ins->get_shape());
+        s.kernel(s.args, out);
+        return out;
+    }
 };
 
-program_executor::program_executor(const program& p) : prog_(p) {
-    states_.push_back(std::make_unique<module_state>(this, p.main()));
+program_executor::program_executor(const program& p, const kernel_factory& kernels) : prog_(p) {
+    states_.push_back(std::make_unique<module_state>(this, p.main(), nullptr, &kernels));
+    std::unordered_set<const instruction*> with_kernel;   // fused regions whose bodies never run
+    for (const auto& s : states_.front()->steps)
+        if (s.kernel) with_kernel.insert(s.ins);
     for (const module* m : p.modules())
         for (const auto& ins : *m)
-            if (ins.get_operator().traits().fusion)
+            if (ins.get_operator().traits().fusion && !with_kernel.count(&ins))
                 for (const module* sub : ins.module_inputs())
-                    if (!find_state(*sub)) states_.push_back(std::make_unique<module_state>(this, *sub));
+                    if (!find_state(*sub)) states_.push_back(std::make_unique<module_state>(this, *sub, nullptr, &kernels));
 }
 
 program_executor::~program_executor() = default;

@@ -13,8 +13,12 @@
 //    They allocate while they run.
 //  - A module whose shapes are not all static is not planned: it runs on the interpreter, and
 //    memory_report() says why.
+//  - A target may give instructions kernels of its own (host_kernel): the executor runs those
+//    instead of the reference compute, writing into the same planned buffer; a fused region with
+//    a kernel has no body state.
 // After the first run, running allocates no host buffers (except in control flow, as above).
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,10 +27,16 @@
 
 namespace kiln {
 
+// A target's compute for one instruction: writes its result (standard layout, every element)
+// into `out`, which the memory plan placed; `args` are its inputs.
+using host_kernel = std::function<void(std::span<const argument> args, const argument& out)>;
+// The kernel for an instruction, or an empty one to run its reference compute.
+using kernel_factory = std::function<host_kernel(const instruction& ins)>;
+
 class program_executor {
 public:
     // Plans every module it runs. `p` must outlive the executor and stay unchanged.
-    explicit program_executor(const program& p);
+    explicit program_executor(const program& p, const kernel_factory& kernels = {});
     ~program_executor();
     program_executor(const program_executor&) = delete;
     program_executor& operator=(const program_executor&) = delete;

@@ -105,7 +105,8 @@ value to_value(const compile_options& o) {
                  {"precision", precision_name(o.precision)},
                  {"fast_math", o.fast_math},
                  {"exhaustive_tune", o.exhaustive_tune},
-                 {"offload_copy", o.offload_copy}};
+                 {"offload_copy", o.offload_copy},
+                 {"threads", static_cast<std::int64_t>(o.threads)}};
 }
 
 compile_options compile_options_from_value(const value& v) {
@@ -118,6 +119,7 @@ compile_options compile_options_from_value(const value& v) {
     o.fast_math = v.at("fast_math").as_bool();
     o.exhaustive_tune = v.at("exhaustive_tune").as_bool();
     o.offload_copy = v.at("offload_copy").as_bool();
+    if (v.contains("threads")) o.threads = static_cast<std::size_t>(v.at("threads").as_int());
     return o;
 }
 

@@ -182,8 +182,8 @@ TEST_F(c_api, unknown_target_names_the_built_ones) {
     ASSERT_EQ(kiln_onnx_options_set_default_dim(opts, 2), KILN_STATUS_SUCCESS);
     parse(relu_model());
     EXPECT_EQ(kiln_program_compile(prog, "gpu", nullptr), KILN_STATUS_UNKNOWN_TARGET);
-    EXPECT_NE(last().find("built targets: ref"), std::string::npos) << last();
-    EXPECT_EQ(std::string(kiln_built_targets()).find("ref"), 0u);
+    EXPECT_NE(last().find("built targets: cpu, ref"), std::string::npos) << last();
+    EXPECT_NE(std::string(kiln_built_targets()).find("ref"), std::string::npos);
 }
 
 TEST_F(c_api, run_errors_name_the_input_or_output) {
@@ -328,11 +328,11 @@ TEST(cpp_wrapper, runs_and_throws_with_status) {
     EXPECT_EQ(p.input_shape(0).lens(), (std::vector<size_t>{2, 4}));
     EXPECT_EQ(p.input_shape(0).str(), "float_type, {2, 4}, {4, 1}");
     try {
-        p.compile("cpu");
+        p.compile("gpu");
         FAIL() << "compiling for an unbuilt target should throw";
     } catch (const kc::c_error& e) {
         EXPECT_EQ(e.status(), KILN_STATUS_UNKNOWN_TARGET);
-        EXPECT_NE(std::string(e.what()).find("target 'cpu' is not built"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("target 'gpu' is not built"), std::string::npos) << e.what();
     }
     p.compile("ref");
     EXPECT_EQ(p.target(), "ref");

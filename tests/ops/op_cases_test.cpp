@@ -49,6 +49,17 @@ TEST_P(op_case, ref) {
     }
 }
 
+// The same on the cpu target (oneDNN and generated kernels compute in float, not double, so float
+// tolerances are 10x wider there). Error cases are ref's: the op rejects them before any target.
+TEST_P(op_case, cpu) {
+    const test_case& tc = GetParam();
+    if (tc.is_error_case()) return;
+    for (bool strided : {false, true}) {
+        SCOPED_TRACE(strided ? "inputs in column-major layout" : "standard inputs");
+        tc.check_outputs(tc.run_on("cpu", strided), 10);
+    }
+}
+
 // The case's program prints, parses back and prints the same text: every op's attributes and
 // result shapes survive the text IR.
 TEST_P(op_case, text_round_trip) {

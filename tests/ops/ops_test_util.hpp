@@ -21,8 +21,11 @@ struct test_case {
     program build() const;
     // Runs it on the ref interpreter; `strided` stores inputs in column-major layout.
     std::vector<argument> run(bool strided) const;
-    // Compares with the expected outputs within the case's (or the dtype's default) tolerance.
-    void check_outputs(const std::vector<argument>& outs) const;
+    // Same, compiled for a target (its lowering and kernels; no generic passes); copies of the outputs.
+    std::vector<argument> run_on(const std::string& target, bool strided) const;
+    // Compares with the expected outputs within the case's (or the dtype's default) tolerance;
+    // `float_slack` widens float tolerances for targets that compute in float, not double.
+    void check_outputs(const std::vector<argument>& outs, double float_slack = 1) const;
 };
 
 // How gtest names a case in its output (instead of dumping the object's bytes).

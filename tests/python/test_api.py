@@ -141,8 +141,8 @@ def test_missing_and_unknown_inputs(program):
 
 def test_unknown_target_names_the_built_ones(model_path):
     p = kiln.parse_onnx(model_path, default_dim=1)
-    for target in ("cpu", "gpu", "tpu"):
-        with pytest.raises(kiln.TargetError, match=rf"target '{target}' is not built into this kiln \(built targets: ref"):
+    for target in ("gpu", "tpu"):
+        with pytest.raises(kiln.TargetError, match=rf"target '{target}' is not built into this kiln \(built targets: cpu, ref"):
             p.compile(target)
     assert "ref" in kiln.built_targets()
 

@@ -1,0 +1,73 @@
+// What the cpu target's kernels share: the oneDNN engine and the thread count, and the choice of
+// a kernel for each instruction (oneDNN primitive, generated pointwise code, or none: reference).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/pass.hpp"
+#include "core/target.hpp"
+#include "runtime/executor.hpp"
+
+namespace kiln {
+
+struct onednn_state;   // engine and stream (onednn_util.hpp)
+
+struct cpu_kernel {
+    host_kernel run;     // empty: the instruction runs its reference compute
+    std::string where;   // "onednn", "generated code": for the compile report
+};
+
+// The generated code of an executable's pointwise regions (pointwise_codegen.cpp): add() each
+// region, then build() compiles them all at once (or loads the cached library); the kernels
+// add() returned run only after that.
+class pointwise_library {
+public:
+    // A value the generated code reads: an argument or a constant, with its stride per output dim.
+    struct leaf {
+        int arg = -1;
+        const argument* constant = nullptr;
+        std::vector<std::size_t> strides;
+    };
+    pointwise_library() = default;
+    pointwise_library(const pointwise_library&) = delete;
+    pointwise_library& operator=(const pointwise_library&) = delete;
+    ~pointwise_library();
+    cpu_kernel add(const instruction& ins);
+    bool build();   // false: nothing to compile
+    std::size_t cache_hits() const { return cache_hits_; }
+
+private:
+    struct region {
+        std::string fn;
+        std::vector<leaf> leaves;
+        std::vector<const void*> pointers;
+        void (*call)(const void* const*, void*) = nullptr;
+    };
+    void run(std::size_t index, std::span<const argument> args, const argument& out);
+    std::string source_;
+    std::vector<region> regions_;
+    void* handle_ = nullptr;
+    std::size_t cache_hits_ = 0;
+};
+
+struct cpu_context {
+    explicit cpu_context(std::size_t threads);
+    ~cpu_context();
+    std::size_t threads;
+    std::unique_ptr<onednn_state> dnnl;
+    pointwise_library pointwise;
+};
+
+// Builds the instruction's kernel (primitives created and weights reordered now, once).
+cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);
+// oneDNN's kernels for attention, layer norm and softmax (onednn_transformer.cpp).
+host_kernel make_onednn_transformer_kernel(const instruction& ins, cpu_context& ctx);
+// Lets consecutive oneDNN primitives pass their blocked layouts on (no reorder between them) where
+// every user of a result is a primitive reading it in that layout, and the layout fits its buffer.
+// Then the arena holds that result in oneDNN's layout: only those primitives read it.
+void keep_blocked_layouts(const module& m, cpu_context& ctx);
+// oneDNN's part of it: convolution, matmul, pooling and the epilogues its post-ops express.
+cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx);
+
+}  // namespace kiln

@@ -1,0 +1,373 @@
+// oneDNN primitives for the cpu target: convolution, matmul (dot, gemm) and pooling, alone or as
+// the contraction of a fused_epilogue whose pointwise tail oneDNN's post-ops express (bias, an
+// activation, a residual add, a scale). Primitives are created when the executable is built, in
+// the layouts oneDNN prefers (format `any`: blocked for convolutions), constant weights reordered
+// into them once; activations are reordered from and to kiln's strided layouts around each
+// primitive. A region oneDNN cannot express gets no kernel (the reference runs it) and the
+// compile report says so.
+#include <dnnl.hpp>
+
+#include <optional>
+
+#include "core/error.hpp"
+#include "ops/convolution.hpp"
+#include "ops/gemm.hpp"
+#include "ops/pooling.hpp"
+#include "ops/window.hpp"
+#include "targets/cpu/epilogue.hpp"
+#include "targets/cpu/kernels.hpp"
+#include "targets/cpu/onednn_util.hpp"
+
+namespace kiln {
+
+cpu_context::cpu_context(std::size_t n) : threads(n), dnnl(std::make_unique<onednn_state>()) {}
+cpu_context::~cpu_context() = default;
+
+namespace {
+
+using dnnl::memory;
+using dims = memory::dims;
+
+// The same shape regrouped as {G, M/G, rest...} (grouped convolution weights), standard layout.
+memory::desc grouped_desc(const shape& s, std::int64_t g) {
+    dims d{g, static_cast<memory::dim>(s.lens()[0]) / g};
+    for (std::size_t i = 1; i < s.ndim(); ++i) d.push_back(static_cast<memory::dim>(s.lens()[i]));
+    dims st(d.size(), 1);
+    for (std::size_t i = d.size() - 1; i-- > 0;) st[i] = st[i + 1] * d[i + 1];
+    return memory::desc(d, *dnnl_type(s.type()), st);
+}
+
+// One operand of a primitive: where its data comes from each run, and the reorder into the
+// primitive's layout when that differs (into a buffer the kernel owns).
+struct operand {
+    int dnnl_arg = 0;
+    int arg = -1;                 // index into the kernel's arguments; -1: constant (reordered at load)
+    memory user, inner;           // the kiln layout, and the primitive's
+    std::optional<dnnl::reorder> to_inner;
+};
+
+}  // namespace
+
+// One primitive and the reorders around it (declared in onednn_util.hpp for onednn_state).
+class onednn_kernel {
+public:
+    onednn_kernel(cpu_context& ctx) : ctx_(ctx) {}
+
+    // Adds an input: `from` is its kiln descriptor, `want` the primitive's. A constant is
+    // reordered now; an argument each run, when the layouts differ.
+    void input(int dnnl_arg, int arg, const memory::desc& from, const memory::desc& want, const argument* constant) {
+        auto& eng = ctx_.dnnl->engine;
+        operand o;
+        o.dnnl_arg = dnnl_arg;
+        o.arg = constant ? -1 : arg;
+        o.user = memory(from, eng, constant ? static_cast<void*>(constant->data()) : nullptr);
+        if (from == want) {
+            o.inner = o.user;
+        } else {
+            o.inner = memory(want, eng);
+            o.to_inner.emplace(o.user, o.inner);
+            if (constant) {
+                o.to_inner->execute(ctx_.dnnl->stream, o.user, o.inner);
+                ctx_.dnnl->stream.wait();
+                o.to_inner.reset();
+                o.user = o.inner;
+            }
+        }
+        exec_args_[dnnl_arg] = o.inner;
+        inputs_.push_back(std::move(o));
+    }
+    // The output: the primitive writes `want`, reordered into the kiln layout `to` when different.
+    // `accumulate`: the argument whose values a sum post-op adds (copied into dst first).
+    void output(const memory::desc& to, const memory::desc& want, int accumulate = -1,
+                const memory::desc& accumulate_desc = {}) {
+        auto& eng = ctx_.dnnl->engine;
+        out_user_ = memory(to, eng, nullptr);
+        out_inner_ = to == want ? out_user_ : memory(want, eng);
+        if (to != want) from_inner_.emplace(out_inner_, out_user_);
+        exec_args_[DNNL_ARG_DST] = out_inner_;
+        if (accumulate >= 0) {
+            sum_arg_ = accumulate;
+            sum_user_ = memory(accumulate_desc, eng, nullptr);
+            sum_copy_.emplace(sum_user_, out_inner_);
+        }
+    }
+    void set_primitive(dnnl::primitive p, const dnnl::primitive_desc_base& pd) {
+        prim_ = std::move(p);
+        if (pd.scratchpad_desc().get_size() > 0) exec_args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), ctx_.dnnl->engine);
+    }
+
+    // Blocked layouts between consecutive primitives: the output in the primitive's own layout,
+    // which every user reads as is (keep_blocked_layouts checks that they can).
+    std::optional<memory::desc> blocked_output() const {
+        return from_inner_ ? std::optional(out_inner_.get_desc()) : std::nullopt;
+    }
+    void write_blocked() {
+        out_inner_ = memory(out_inner_.get_desc(), ctx_.dnnl->engine, nullptr);
+        exec_args_[DNNL_ARG_DST] = out_inner_;
+        from_inner_.reset();
+        direct_ = true;
+    }
+    // Whether argument `arg` can be read in layout `d` without a reorder (every use of it).
+    bool reads_as(int arg, const memory::desc& d) const {
+        bool used = false;
+        for (const auto& o : inputs_)
+            if (o.arg == arg) {
+                if (o.inner.get_desc() != d) return false;
+                used = true;
+            }
+        if (sum_arg_ == arg) {
+            if (out_inner_.get_desc() != d) return false;
+            used = true;
+        }
+        return used;
+    }
+    void read_blocked(int arg, const memory::desc& d) {
+        for (auto& o : inputs_)
+            if (o.arg == arg) {
+                o.user = o.inner = memory(d, ctx_.dnnl->engine, nullptr);
+                o.to_inner.reset();
+                exec_args_[o.dnnl_arg] = o.inner;
+            }
+        if (sum_arg_ == arg) {
+            sum_user_ = memory(d, ctx_.dnnl->engine, nullptr);
+            sum_copy_.emplace(sum_user_, out_inner_);   // now a plain copy
+        }
+    }
+
+    void run(std::span<const argument> args, const argument& out) {
+        auto& s = ctx_.dnnl->stream;
+        for (auto& o : inputs_) {
+            if (o.arg < 0) continue;
+            o.user.set_data_handle(args[o.arg].data());
+            if (o.to_inner) o.to_inner->execute(s, o.user, o.inner);
+        }
+        out_user_.set_data_handle(out.data());
+        if (direct_) out_inner_.set_data_handle(out.data());
+        if (sum_copy_) {
+            sum_user_.set_data_handle(args[sum_arg_].data());
+            sum_copy_->execute(s, sum_user_, out_inner_);
+        }
+        prim_.execute(s, exec_args_);
+        if (from_inner_) from_inner_->execute(s, out_inner_, out_user_);
+        s.wait();
+    }
+
+private:
+    cpu_context& ctx_;
+    std::vector<operand> inputs_;
+    memory out_user_, out_inner_, sum_user_;
+    std::optional<dnnl::reorder> from_inner_, sum_copy_;
+    int sum_arg_ = -1;
+    bool direct_ = false;   // writes its blocked layout straight into the planned buffer
+    dnnl::primitive prim_;
+    std::unordered_map<int, memory> exec_args_;
+};
+
+namespace {
+
+// The post-ops of an epilogue tail, and the binary operands they read.
+dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::vector<std::pair<int, memory::desc>>& binaries) {
+    dnnl::post_ops po;
+    for (const auto& step : e.steps) {
+        switch (step.kind) {
+        case epilogue_step::eltwise: po.append_eltwise(static_cast<dnnl::algorithm>(step.alg), step.alpha, step.beta); break;
+        case epilogue_step::sum: po.append_sum(1.0f); break;
+        case epilogue_step::binary: {
+            memory::desc d = plain_desc(step.operand, rank);
+            binaries.emplace_back(po.len(), d);
+            po.append_binary(static_cast<dnnl::algorithm>(step.alg), d);
+            break;
+        }
+        }
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    return attr;
+}
+
+// Binary post-op operands: constants (literals) or the kernel's arguments.
+void add_binaries(onednn_kernel& k, const epilogue_plan& e, const std::vector<std::pair<int, memory::desc>>& binaries) {
+    std::size_t b = 0;
+    for (const auto& step : e.steps) {
+        if (step.kind != epilogue_step::binary) continue;
+        auto [index, d] = binaries[b++];
+        k.input(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, step.arg, d, d, step.constant);
+    }
+}
+
+memory::desc sum_desc(const contraction_region& r) {
+    return r.epilogue.sum_arg < 0 ? memory::desc() : plain_desc(r.epilogue.sum_shape, r.out.ndim());
+}
+
+host_kernel wrap(std::shared_ptr<onednn_kernel> k, const instruction& ins, cpu_context& ctx) {
+    ctx.dnnl->kernels[&ins] = k;
+    return [k](std::span<const argument> args, const argument& out) { k->run(args, out); };
+}
+
+std::vector<memory::dim> to_dims(const std::vector<std::size_t>& v) { return {v.begin(), v.end()}; }
+
+host_kernel convolution_kernel(const ops::convolution& op, const contraction_region& r, cpu_context& ctx) {
+    const shape& xs = r.input_shape(0);
+    const shape& ws = r.input_shape(1);
+    const shape& ys = r.out;
+    std::size_t nd = xs.ndim() - 2;
+    auto win = ops::window::make(nd, op.padding, op.stride, op.dilation);
+    dims stride = to_dims(win.stride), dil, pl = to_dims(win.pad_begin), pr = to_dims(win.pad_end);
+    for (auto d : win.dilation) dil.push_back(static_cast<memory::dim>(d) - 1);
+    auto t = *dnnl_type(xs.type());
+    auto any = memory::format_tag::any;
+    dims wd = op.group > 1 ? grouped_desc(ws, op.group).get_dims() : plain_desc(ws).get_dims();
+    memory::desc x_any(plain_desc(xs).get_dims(), t, any), w_any(wd, t, any), y_any(plain_desc(ys).get_dims(), t, any);
+    std::vector<std::pair<int, memory::desc>> binaries;
+    auto attr = make_attr(r.epilogue, ys.ndim(), binaries);
+    auto& eng = ctx.dnnl->engine;
+    std::optional<dnnl::convolution_forward::primitive_desc> pd;
+    memory::desc bias_d;
+    if (r.epilogue.bias) {
+        bias_d = memory::desc({static_cast<memory::dim>(ys.lens()[1])}, t, memory::format_tag::a);
+        pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any, bias_d,
+                   y_any, stride, dil, pl, pr, attr);
+    } else {
+        pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any, y_any,
+                   stride, dil, pl, pr, attr);
+    }
+    auto k = std::make_shared<onednn_kernel>(ctx);
+    k->input(DNNL_ARG_SRC, r.arg(0), plain_desc(xs), pd->src_desc(), r.constant(0));
+    memory::desc w_from = op.group > 1 ? grouped_desc(ws, op.group) : plain_desc(ws);
+    if (r.constant(1) == nullptr && !ws.standard()) return {};   // grouped view of strided weights
+    k->input(DNNL_ARG_WEIGHTS, r.arg(1), w_from, pd->weights_desc(), r.constant(1));
+    if (r.epilogue.bias) k->input(DNNL_ARG_BIAS, r.epilogue.bias->arg, bias_d, bias_d, r.epilogue.bias->constant);
+    add_binaries(*k, r.epilogue, binaries);
+    k->output(plain_desc(ys), pd->dst_desc(), r.epilogue.sum_arg, sum_desc(r));
+    k->set_primitive(dnnl::convolution_forward(*pd), *pd);
+    return wrap(k, *r.ins, ctx);
+}
+
+// Matmul over [batch..., M, K] x [batch..., K, N] (numpy batch broadcasting; both right-aligned
+// to the output's rank). gemm's transposes are strides; its alpha is an eltwise_linear post-op
+// before the epilogue and its C a binary add (beta = 1 only; others run on the reference).
+host_kernel matmul_kernel(shape a, shape b, const contraction_region& r, cpu_context& ctx) {
+    const shape& ys = r.out;
+    std::size_t rank = ys.ndim();
+    auto t = *dnnl_type(ys.type());
+    memory::desc ad = plain_desc(a, rank), bd = plain_desc(b, rank);
+    memory::desc b_want = bd;
+    bool const_b = r.constant(1) != nullptr;
+    if (const_b) b_want = memory::desc(bd.get_dims(), t, memory::format_tag::any);   // packed once
+    std::vector<std::pair<int, memory::desc>> binaries;
+    auto attr = make_attr(r.epilogue, rank, binaries);
+    auto& eng = ctx.dnnl->engine;
+    dnnl::matmul::primitive_desc pd(eng, ad, b_want, plain_desc(ys), attr);
+    auto k = std::make_shared<onednn_kernel>(ctx);
+    k->input(DNNL_ARG_SRC, r.arg(0), ad, pd.src_desc(), r.constant(0));
+    k->input(DNNL_ARG_WEIGHTS, r.arg(1), bd, pd.weights_desc(), r.constant(1));
+    add_binaries(*k, r.epilogue, binaries);
+    k->output(plain_desc(ys), pd.dst_desc(), r.epilogue.sum_arg, sum_desc(r));
+    k->set_primitive(dnnl::matmul(pd), pd);
+    return wrap(k, *r.ins, ctx);
+}
+
+host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_context& ctx) {
+    const shape& xs = ins.inputs()[0]->get_shape();
+    const shape& ys = ins.get_shape();
+    std::size_t nd = xs.ndim() - 2;
+    dnnl::algorithm alg;
+    if (op.mode == "max") alg = dnnl::algorithm::pooling_max;
+    else if (op.mode == "average")
+        alg = op.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding : dnnl::algorithm::pooling_avg_exclude_padding;
+    else return {};
+    if (op.ceil_mode && alg == dnnl::algorithm::pooling_avg_include_padding) return {};   // ONNX counts differ
+    dims kernel, stride, dil, pl, pr;
+    if (op.global) {
+        for (std::size_t d = 0; d < nd; ++d) kernel.push_back(xs.lens()[d + 2]), stride.push_back(1), dil.push_back(0),
+            pl.push_back(0), pr.push_back(0);
+    } else {
+        auto win = ops::window::make(nd, op.padding, op.stride, op.dilations, "stride", "dilations");
+        for (std::size_t d = 0; d < nd; ++d) {
+            auto k = static_cast<memory::dim>(op.lengths.at(d));
+            kernel.push_back(k), stride.push_back(win.stride[d]), dil.push_back(win.dilation[d] - 1);
+            pl.push_back(win.pad_begin[d]);
+            // The end padding that makes oneDNN's output length kiln's (ceil mode adds some).
+            auto extent = (k - 1) * static_cast<memory::dim>(win.dilation[d]) + 1;
+            pr.push_back((static_cast<memory::dim>(ys.lens()[d + 2]) - 1) * stride.back() + extent -
+                         static_cast<memory::dim>(xs.lens()[d + 2]) - pl.back());
+        }
+    }
+    auto& eng = ctx.dnnl->engine;
+    dnnl::pooling_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference, alg, plain_desc(xs), plain_desc(ys),
+                                             stride, kernel, dil, pl, pr);
+    auto k = std::make_shared<onednn_kernel>(ctx);
+    k->input(DNNL_ARG_SRC, 0, plain_desc(xs), pd.src_desc(), nullptr);
+    k->output(plain_desc(ys), pd.dst_desc());
+    k->set_primitive(dnnl::pooling_forward(pd), pd);
+    return wrap(k, ins, ctx);
+}
+
+bool supported_types(const instruction& ins) {
+    if (!dnnl_type(ins.get_shape().type())) return false;
+    for (auto in : ins.inputs())
+        if (in->get_shape().is_tuple() || in->get_shape().dynamic() || !dnnl_type(in->get_shape().type()) ||
+            in->get_shape().elements() == 0)
+            return false;   // empty tensors: the reference handles them
+    return !ins.get_shape().dynamic() && ins.get_shape().elements() > 0;
+}
+
+host_kernel contraction_kernel(const contraction_region& r, cpu_context& ctx) {
+    const operation& op = r.contraction->get_operator();
+    if (const auto* conv = op.get_if<ops::convolution>()) return convolution_kernel(*conv, r, ctx);
+    if (op.get_if<ops::dot>()) return matmul_kernel(r.input_shape(0), r.input_shape(1), r, ctx);
+    if (const auto* g = op.get_if<ops::gemm>()) {
+        if (g->alpha != 1.0f) return {};   // alpha: reference (C is the epilogue's first step)
+        shape a = r.input_shape(0), b = r.input_shape(1);
+        return matmul_kernel(g->trans_a ? transposed(a) : a, g->trans_b ? transposed(b) : b, r, ctx);
+    }
+    return {};
+}
+
+}  // namespace
+
+cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx) {
+    if (!supported_types(ins)) return {};
+    try {
+        if (auto k = make_onednn_transformer_kernel(ins, ctx)) return {std::move(k), "onednn"};
+        if (const auto* pool = ins.get_operator().get_if<ops::pooling>()) return {pooling_kernel(*pool, ins, ctx), "onednn"};
+        auto region = find_contraction_region(ins);
+        if (!region) return {};
+        if (auto k = contraction_kernel(*region, ctx)) return {std::move(k), "onednn"};
+    } catch (const dnnl::error&) {
+        return {};   // a configuration oneDNN has no implementation for: the reference runs it
+    }
+    return {};
+}
+
+void keep_blocked_layouts(const module& m, cpu_context& ctx) {
+    auto& kernels = ctx.dnnl->kernels;
+    for (const auto& ins : m) {
+        auto p = kernels.find(&ins);
+        if (p == kernels.end() || !p->second->blocked_output() || ins.outputs().empty()) continue;
+        const memory::desc d = *p->second->blocked_output();
+        if (d.get_size() > ins.get_shape().bytes()) continue;   // padded channels: larger than its buffer
+        bool all = true;
+        for (auto user : ins.outputs()) {
+            auto u = kernels.find(&*user);
+            if (u == kernels.end()) {
+                all = false;
+                break;
+            }
+            for (std::size_t i = 0; i < user->inputs().size() && all; ++i)
+                if (&*user->inputs()[i] == &ins) all = u->second->reads_as(static_cast<int>(i), d);
+        }
+        if (!all) continue;
+        p->second->write_blocked();
+        for (auto user : ins.outputs())
+            for (std::size_t i = 0; i < user->inputs().size(); ++i)
+                if (&*user->inputs()[i] == &ins) kernels.at(&*user)->read_blocked(static_cast<int>(i), d);
+    }
+}
+
+cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx) {
+    if (auto k = make_onednn_kernel(ins, ctx); k.run) return k;
+    return ctx.pointwise.add(ins);
+}
+
+}  // namespace kiln

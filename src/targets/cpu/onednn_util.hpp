@@ -1,0 +1,54 @@
+// Descriptors of kiln shapes for oneDNN (cpu target sources only: it includes dnnl.hpp).
+#pragma once
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <optional>
+
+#include <memory>
+#include <unordered_map>
+
+#include "core/module.hpp"
+
+namespace kiln {
+
+using dnnl::memory;
+using dims = memory::dims;
+
+class onednn_kernel;
+
+// The engine and stream every kernel of an executable uses, and its primitives by instruction.
+struct onednn_state {
+    dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+    dnnl::stream stream{engine};
+    std::unordered_map<const instruction*, std::shared_ptr<onednn_kernel>> kernels;
+};
+
+inline std::optional<memory::data_type> dnnl_type(dtype t) {
+    switch (t) {
+    case dtype::float32: return memory::data_type::f32;
+    case dtype::float16: return memory::data_type::f16;
+    case dtype::bfloat16: return memory::data_type::bf16;
+    default: return std::nullopt;
+    }
+}
+
+// The strided (plain) descriptor of a shape, right-aligned to `rank` dims (leading 1s added).
+inline memory::desc plain_desc(const shape& s, std::size_t rank = 0) {
+    rank = std::max(rank, s.ndim());
+    dims d(rank, 1), st(rank, 0);
+    std::size_t lead = rank - s.ndim();
+    for (std::size_t i = 0; i < s.ndim(); ++i) d[lead + i] = s.lens()[i], st[lead + i] = s.strides()[i];
+    for (std::size_t i = lead; i-- > 0;) st[i] = st[i + 1] * d[i + 1];
+    return memory::desc(d, *dnnl_type(s.type()), st);
+}
+
+inline shape transposed(const shape& s) {
+    auto lens = s.lens();
+    auto strides = s.strides();
+    std::swap(lens[lens.size() - 1], lens[lens.size() - 2]);
+    std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
+    return shape(s.type(), lens, strides);
+}
+
+}  // namespace kiln

@@ -1,0 +1,193 @@
+// Pointwise regions as generated code: each `pointwise` instruction whose body is float32 and
+// whose ops print scalar expressions (operation::scalar_expr over src/ops/scalar_helpers.h)
+// becomes one C++ function, a single pass over memory: the innermost dim vectorised (strides are
+// compile-time constants, broadcast inputs stride 0), the outer ones split over the OpenMP pool
+// for large tensors. All regions of an executable go into one source file compiled once with the
+// system compiler (-O3 -march=native: AVX2/AVX-512 as this CPU has them) into a shared library,
+// cached on disk by a hash of the source and flags, so a second compile is a cache hit.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "ops/fused.hpp"
+#include "targets/cpu/kernels.hpp"
+#include "targets/cpu/scalar_helpers_source.hpp"
+
+namespace kiln {
+namespace {
+
+using leaf = pointwise_library::leaf;
+
+// Outer-index divisor of dim d: the product of the outer dims after d (the inner dim excluded).
+std::size_t outer_div(const std::vector<std::size_t>& lens, std::size_t d) {
+    std::size_t p = 1;
+    for (std::size_t k = d + 1; k + 1 < lens.size(); ++k) p *= lens[k];
+    return p;
+}
+
+bool only_viewed(const instruction& b) {
+    for (auto u : b.outputs())
+        if (!u->get_operator().traits().broadcast_view) return false;
+    return !b.outputs().empty();
+}
+
+// Strides of `s` right-aligned to `out` lens (broadcast dims stride 0).
+std::optional<std::vector<std::size_t>> strides_at(const shape& s, const std::vector<std::size_t>& out) {
+    if (s.ndim() > out.size()) return std::nullopt;
+    std::vector<std::size_t> r(out.size(), 0);
+    std::size_t lead = out.size() - s.ndim();
+    for (std::size_t d = 0; d < s.ndim(); ++d) {
+        if (s.lens()[d] == out[lead + d]) r[lead + d] = s.lens()[d] == 1 ? 0 : s.strides()[d];
+        else if (s.lens()[d] != 1) return std::nullopt;
+    }
+    return r;
+}
+
+// The function computing one region; empty when it cannot be generated.
+std::string generate(const instruction& ins, const std::string& fn, std::vector<leaf>& leaves) {
+    const module& body = *ins.module_inputs()[0];
+    const auto& out = ins.get_shape().lens();
+    auto params = body.parameters();
+    std::unordered_map<const instruction*, std::string> names;
+    std::string loads, code;
+    for (const auto& b : body) {
+        if (b.is_return()) {
+            if (b.inputs().size() != 1) return "";
+            code += "            y[o * INNER + i] = " + names.at(&*b.inputs()[0]) + ";\n";
+            break;
+        }
+        if (b.get_shape().type() != dtype::float32 || b.get_shape().dynamic()) return "";
+        if ((b.is_param() || b.is_literal()) && only_viewed(b)) continue;   // read through its views
+        std::string name = "v" + std::to_string(names.size());
+        bool view = b.get_operator().traits().broadcast_view;
+        if (b.is_param() || b.is_literal() || view) {
+            leaf l;
+            const shape* mem = &b.get_shape();
+            if (b.is_param()) {
+                std::size_t i = 0;
+                while (&*params[i] != &b) ++i;
+                l.arg = static_cast<int>(i);
+                mem = &ins.inputs()[i]->get_shape();
+            } else if (b.is_literal()) {
+                l.constant = &b.get_literal().get_argument();
+            } else {
+                const instruction& root = *b.inputs()[0];
+                if (!root.is_param() && !root.is_literal()) return "";
+                if (root.is_param()) {
+                    std::size_t i = 0;
+                    while (&*params[i] != &root) ++i;
+                    if (!ins.inputs()[i]->get_shape().standard()) return "";   // view strides assume standard
+                    l.arg = static_cast<int>(i);
+                } else {
+                    l.constant = &root.get_literal().get_argument();
+                }
+            }
+            auto st = strides_at(*mem, out);
+            if (!st) return "";
+            l.strides = *st;
+            std::size_t k = leaves.size();
+            leaves.push_back(l);
+            std::string base = "base" + std::to_string(k);
+            loads += "        long " + base + " = 0;\n";
+            for (std::size_t d = 0; d + 1 < out.size(); ++d)
+                if (l.strides[d])
+                    loads += "        " + base + " += (o / " + std::to_string(outer_div(out, d)) + " % " +
+                             std::to_string(out[d]) + ") * " + std::to_string(l.strides[d]) + "L;\n";
+            std::string inner = out.empty() ? "0" : std::to_string(l.strides.back());
+            code += "            const float " + name + " = in" + std::to_string(k) + "[" + base + " + i * " + inner + "];\n";
+            names[&b] = name;
+            continue;
+        }
+        std::vector<std::string> args;
+        for (auto in : b.inputs()) args.push_back(names.at(&*in));
+        auto e = b.get_operator().scalar_expr(args);
+        if (!e) return "";
+        code += "            const float " + name + " = float(" + *e + ");\n";
+        names[&b] = name;
+    }
+    std::size_t inner = out.empty() ? 1 : out.back(), total = ins.get_shape().elements();
+    std::string src = "extern \"C\" void " + fn + "(const void* const* in_, void* out_) {\n";
+    for (std::size_t k = 0; k < leaves.size(); ++k)
+        src += "    const float* in" + std::to_string(k) + " = static_cast<const float*>(in_[" + std::to_string(k) + "]);\n";
+    src += "    float* y = static_cast<float*>(out_);\n    const long INNER = " + std::to_string(inner) + ";\n";
+    if (total >= 65536) src += "#pragma omp parallel for\n";
+    src += "    for (long o = 0; o < " + std::to_string(total / std::max<std::size_t>(inner, 1)) + "; ++o) {\n" + loads;
+    src += "#pragma omp simd\n        for (long i = 0; i < INNER; ++i) {\n" + code + "        }\n    }\n}\n";
+    return src;
+}
+
+}  // namespace
+
+pointwise_library::~pointwise_library() {
+    if (handle_) dlclose(handle_);
+}
+
+cpu_kernel pointwise_library::add(const instruction& ins) {
+    if (!ins.get_operator().get_if<ops::pointwise>() || ins.get_shape().type() != dtype::float32 ||
+        !ins.get_shape().standard() || ins.get_shape().elements() == 0)
+        return {};
+    std::string fn = "kiln_pointwise_" + std::to_string(regions_.size());
+    region r;
+    std::string src = generate(ins, fn, r.leaves);
+    if (src.empty()) return {};
+    source_ += src;
+    r.fn = fn;
+    regions_.push_back(std::move(r));
+    auto* self = this;
+    std::size_t index = regions_.size() - 1;
+    return {[self, index](std::span<const argument> args, const argument& out) { self->run(index, args, out); },
+            "generated code"};
+}
+
+void pointwise_library::run(std::size_t index, std::span<const argument> args, const argument& out) {
+    region& r = regions_[index];
+    for (std::size_t k = 0; k < r.leaves.size(); ++k)
+        r.pointers[k] = r.leaves[k].arg >= 0 ? args[r.leaves[k].arg].data() : r.leaves[k].constant->data();
+    r.call(r.pointers.data(), out.data());
+}
+
+// Compiles every region added into one library (or finds it in the cache) and binds them.
+bool pointwise_library::build() {
+    if (regions_.empty()) return false;
+    std::string flags = "-std=c++17 -O3 -march=native -fopenmp -shared -fPIC";
+    std::string src = std::string(scalar_helpers_source) + "\n" + source_;
+    std::size_t h = std::hash<std::string>{}(src + flags);
+    const char* home = std::getenv("HOME");
+    std::filesystem::path dir = std::getenv("KILN_CACHE_DIR") ? std::getenv("KILN_CACHE_DIR")
+                                : std::filesystem::path(home ? home : "/tmp") / ".cache" / "kiln" / "cpu";
+    std::filesystem::create_directories(dir);
+    auto lib = dir / (std::to_string(h) + ".so");
+    if (!std::filesystem::exists(lib)) {
+        auto tmp = dir / (std::to_string(h) + "." + std::to_string(getpid()) + ".cpp");
+        std::ofstream(tmp) << src;
+        auto partial = dir / (std::to_string(h) + "." + std::to_string(getpid()) + ".so");
+        std::string cmd = "c++ " + flags + " -o '" + partial.string() + "' '" + tmp.string() + "' 2>'" + tmp.string() + ".log'";
+        int rc = std::system(cmd.c_str());
+        if (rc != 0) {
+            std::ifstream log(tmp.string() + ".log");
+            std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+            fail("cpu: compiling the generated pointwise code failed (", cmd, "):\n", text.substr(0, 2000));
+        }
+        std::filesystem::remove(tmp.string() + ".log");
+        std::filesystem::remove(tmp);
+        std::filesystem::rename(partial, lib);   // atomic: a concurrent compile sees all or nothing
+    } else {
+        ++cache_hits_;
+    }
+    handle_ = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle_) fail("cpu: cannot load ", lib.string(), ": ", dlerror());
+    for (auto& r : regions_) {
+        r.call = reinterpret_cast<void (*)(const void* const*, void*)>(dlsym(handle_, r.fn.c_str()));
+        if (!r.call) fail("cpu: ", r.fn, " missing from ", lib.string());
+        r.pointers.resize(r.leaves.size());
+    }
+    return true;
+}
+
+}  // namespace kiln

@@ -1,0 +1,152 @@
+// The cpu target against ref on programs that reach each of its kernel kinds: generated pointwise
+// code (broadcast operands, literals, column-major inputs), oneDNN convolution epilogues with a
+// residual, and blocked layouts passed between consecutive convolutions. Random inputs, seed 0.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "core/random.hpp"
+#include "core/target.hpp"
+#include "core/text_parser.hpp"
+
+namespace kiln {
+namespace {
+
+void expect_close(const argument& got, const argument& want) {
+    auto g = to_doubles(got), w = to_doubles(want);
+    ASSERT_EQ(g.size(), w.size());
+    for (std::size_t i = 0; i < g.size(); ++i)
+        ASSERT_NEAR(g[i], w[i], 1e-4 + 1e-4 * std::abs(w[i])) << "element " << i;
+}
+
+// Compiles `text` for cpu (-O) and ref (no passes) and compares on the same random inputs.
+std::vector<std::string> check_against_ref(const std::string& text, bool column_major = false) {
+    param_map in;
+    program p = parse_text(text);
+    std::size_t k = 0;
+    for (const auto& name : p.main().parameter_names()) {
+        shape s;
+        for (auto prm : p.main().parameters())
+            if (p.main().parameter_name(*prm) == name) s = prm->get_shape();
+        argument a = random_argument(s, 0, k++);
+        if (column_major && s.ndim() > 1) {
+            auto lens = s.lens();
+            std::vector<std::size_t> strides(lens.size());
+            std::size_t st = 1;
+            for (std::size_t d = 0; d < lens.size(); ++d) strides[d] = st, st *= lens[d];
+            argument c(shape(s.type(), lens, strides));
+            shape cs = c.get_shape();
+            for (std::size_t i = 0; i < s.elements(); ++i)
+                std::memcpy(c.data() + cs.index(i) * 4, a.data() + i * 4, 4);
+            a = c;
+        }
+        in[name] = a;
+    }
+    auto cpu = make_target("cpu")->compile(parse_text(text));
+    auto ref = make_target("ref")->compile(parse_text(text), {.optimize = false});
+    auto got = cpu->run(in);
+    auto want = ref->run(in);
+    EXPECT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i]);
+    return cpu->stats().placement;
+}
+
+bool placed(const std::vector<std::string>& placement, const std::string& what) {
+    for (const auto& p : placement)
+        if (p.find(what) != std::string::npos) return true;
+    return false;
+}
+
+TEST(cpu_target, pointwise_regions_run_as_generated_code) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {2, 3, 4, 5}
+b = @param:b -> float_type, {3, 1, 1}
+c = @param:c -> float_type, {5}
+@0 = add(x,b)
+@1 = @literal{0.5} -> float_type, {}
+@2 = mul(@0,@1)
+@3 = sigmoid(@2)
+@4 = sub(@3,c)
+@5 = relu(@4)
+@6 = @return(@5)
+)";
+    for (bool cm : {false, true}) {
+        SCOPED_TRACE(cm ? "column-major inputs" : "standard inputs");
+        auto placement = check_against_ref(text, cm);
+        EXPECT_TRUE(placed(placement, "generated code: 1 instruction (pointwise 1)")) << ::testing::PrintToString(placement);
+        EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
+    }
+}
+
+TEST(cpu_target, convolutions_with_residual_keep_blocked_layouts) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {1, 16, 12, 12}
+w1 = @param:w1 -> float_type, {16, 16, 3, 3}
+w2 = @param:w2 -> float_type, {16, 16, 3, 3}
+b = @param:b -> float_type, {16, 1, 1}
+@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w1)
+@1 = add(@0,b)
+@2 = relu(@1)
+@3 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@2,w2)
+@4 = add(@3,x)
+@5 = relu(@4)
+@6 = pooling[mode=max,padding={0, 0, 0, 0},stride={2, 2},lengths={2, 2},dilations={1, 1},ceil_mode=false,count_include_pad=false,lp_order=2,global=false](@5)
+@7 = @return(@6)
+)";
+    auto placement = check_against_ref(text);
+    EXPECT_TRUE(placed(placement, "onednn: 3 instructions")) << ::testing::PrintToString(placement);
+}
+
+// An epilogue op oneDNN has no post-op for (div) stays out of the epilogue (the fusion policy) and
+// runs as generated code; nothing falls to the reference computes.
+TEST(cpu_target, epilogue_takes_only_post_ops) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {1, 8, 10, 10}
+w = @param:w -> float_type, {8, 8, 3, 3}
+b = @param:b -> float_type, {8, 1, 1}
+@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w)
+@1 = add(@0,b)
+@2 = relu(@1)
+@3 = div(@2,b)
+@4 = @return(@3)
+)";
+    auto placement = check_against_ref(text);
+    EXPECT_TRUE(placed(placement, "onednn: 1 instruction (fused_epilogue 1)")) << ::testing::PrintToString(placement);
+    EXPECT_TRUE(placed(placement, "generated code: 1 instruction (pointwise 1)")) << ::testing::PrintToString(placement);
+    EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
+}
+
+// Separate executables of one program run at once from several threads.
+TEST(cpu_target, separate_executables_run_concurrently) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {1, 8, 16, 16}
+w = @param:w -> float_type, {8, 8, 3, 3}
+@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w)
+@1 = relu(@0)
+@2 = @return(@1)
+)";
+    program p = parse_text(text);
+    param_map in;
+    in["x"] = random_argument(p.main().parameters()[0]->get_shape(), 0, 0);
+    in["w"] = random_argument(p.main().parameters()[1]->get_shape(), 0, 1);
+    auto want = make_target("ref")->compile(parse_text(text), {.optimize = false})->run(in)[0].copy();
+    std::vector<std::thread> threads;
+    std::vector<int> ok(4, 0);
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            auto exe = make_target("cpu")->compile(parse_text(text), {.threads = 1});
+            bool all = true;
+            for (int r = 0; r < 20; ++r) {
+                auto g = to_doubles(exe->run(in)[0]), w = to_doubles(want);
+                for (std::size_t i = 0; i < g.size(); ++i) all = all && std::abs(g[i] - w[i]) < 1e-4;
+            }
+            ok[t] = all;
+        });
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
+}
+
+}  // namespace
+}  // namespace kiln
