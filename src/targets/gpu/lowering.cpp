@@ -1,0 +1,71 @@
+#include "targets/gpu/lowering.hpp"
+
+#include "core/error.hpp"
+#include "core/eval.hpp"
+#include "targets/gpu/gpu_error.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+std::vector<gpu_lowering>& registry() {
+    static std::vector<gpu_lowering> r;
+    return r;
+}
+
+}  // namespace
+
+std::string lowering_context::where(const instruction& ins) const { return describe(m_, ins); }
+
+void lowering_context::add_kernel(const instruction& ins, kernel_source src, launch_dims dims,
+                                  std::vector<void*> pointers) {
+    auto& l = launches.emplace_back();
+    l.source = sources.size();
+    sources.push_back(std::move(src));
+    l.dims = dims;
+    l.pointers = std::move(pointers);
+    for (auto& p : l.pointers) l.args.push_back(&p);
+    l.where = where(ins);
+    kernel_launch* lp = &l;
+    add_step(ins, [lp](cudaStream_t s) {
+        KILN_GPU_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(lp->kernel), dim3(lp->dims.grid), dim3(lp->dims.block),
+                                        lp->args.data(), 0, s),
+                       cat("launching the kernel of ", lp->where));
+    });
+}
+
+void lowering_context::add_step(const instruction& ins, std::function<void(cudaStream_t)> launch) {
+    steps.push_back({&ins, std::move(launch)});
+}
+
+std::byte* lowering_context::scratch(std::size_t bytes, const char* what) {
+    return scratch_buffers.emplace_back(bytes, what).data();
+}
+
+const std::vector<gpu_lowering>& gpu_lowerings() { return registry(); }
+gpu_lowering_registrar::gpu_lowering_registrar(gpu_lowering l) { registry().push_back(l); }
+
+bool needs_no_step(const instruction& ins) {
+    if (ins.is_param() || ins.is_literal() || ins.is_return()) return true;
+    std::vector<shape> in;
+    for (auto i : ins.inputs()) in.push_back(i->get_shape());
+    return ins.get_operator().output_alias(in) >= 0;
+}
+
+const gpu_lowering* find_lowering(const instruction& ins) {
+    for (const auto& l : registry())
+        if (l.matches(ins)) return &l;
+    return nullptr;
+}
+
+void check_supported(const module& m) {
+    std::vector<std::string> missing;
+    for (const auto& ins : m)
+        if (!needs_no_step(ins) && !find_lowering(ins)) missing.push_back(describe(m, ins));
+    if (missing.empty()) return;
+    std::string msg = cat("gpu: no GPU implementation for ", missing.size(), " instruction", missing.size() > 1 ? "s" : "",
+                          " (kiln does not fall back to the host):");
+    for (const auto& s : missing) msg += "\n  " + s;
+    throw error(msg);
+}
+
+}  // namespace kiln::gpu
