@@ -40,7 +40,10 @@ tally& counts() {
 
 std::vector<test_case> compute_cases() {
     std::vector<test_case> cases;
-    for (const auto& entry : std::filesystem::directory_iterator(KILN_TEST_DATA_DIR "/ops/cases")) {
+    // KILN_GPU_TEST_DATA: where gpu-test.sh unpacked tests/ on the GPU machine.
+    const char* data = std::getenv("KILN_GPU_TEST_DATA");
+    std::string dir = std::string(data ? data : KILN_TEST_DATA_DIR) + "/ops/cases";
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         if (entry.path().extension() != ".json") continue;
         std::ifstream f(entry.path());
         std::stringstream ss;

@@ -44,6 +44,13 @@ const device_info& current_device() {
 
 bool device_available() { return query().error.empty(); }
 
+void copy_to_device(void* dst, const void* src, std::size_t bytes, const std::string& what) {
+    KILN_GPU_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), what);
+}
+void copy_to_host(void* dst, const void* src, std::size_t bytes, const std::string& what) {
+    KILN_GPU_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), what);
+}
+
 device_buffer::device_buffer(std::size_t bytes, const char* what) : bytes_(bytes) {
     if (bytes == 0) return;
     void* p = nullptr;

@@ -23,6 +23,10 @@ const device_info& current_device();
 // Whether a device is present, without throwing (tests skip on false).
 bool device_available();
 
+// Synchronous copies, checked (tests and load-time uploads).
+void copy_to_device(void* dst, const void* src, std::size_t bytes, const std::string& what);
+void copy_to_host(void* dst, const void* src, std::size_t bytes, const std::string& what);
+
 class device_buffer {
 public:
     device_buffer() = default;

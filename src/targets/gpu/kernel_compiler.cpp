@@ -133,6 +133,11 @@ std::string compile_to_cubin(const kernel_source& src, const kernel_settings& s)
     return cubin;
 }
 
+void launch_kernel(cudaKernel_t k, unsigned grid, unsigned block, void** args, cudaStream_t s, const std::string& where) {
+    KILN_GPU_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(grid), dim3(block), args, 0, s),
+                   cat("launching the kernel of ", where));
+}
+
 kernel_set::~kernel_set() {
     for (auto lib : libs_) cudaLibraryUnload(lib);
 }

@@ -14,6 +14,7 @@
 
 typedef struct CUkern_st* cudaKernel_t;
 typedef struct CUlib_st* cudaLibrary_t;
+typedef struct CUstream_st* cudaStream_t;
 
 namespace kiln::gpu {
 
@@ -51,6 +52,9 @@ public:
 private:
     std::vector<cudaLibrary_t> libs_;
 };
+
+// Launches a loaded kernel (args: addresses of its parameters), checked.
+void launch_kernel(cudaKernel_t k, unsigned grid, unsigned block, void** args, cudaStream_t s, const std::string& where);
 
 // The cache directory the settings use.
 std::string kernel_cache_dir(const kernel_settings& s);

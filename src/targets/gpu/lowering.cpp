@@ -27,9 +27,7 @@ void lowering_context::add_kernel(const instruction& ins, kernel_source src, lau
     l.where = where(ins);
     kernel_launch* lp = &l;
     add_step(ins, [lp](cudaStream_t s) {
-        KILN_GPU_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(lp->kernel), dim3(lp->dims.grid), dim3(lp->dims.block),
-                                        lp->args.data(), 0, s),
-                       cat("launching the kernel of ", lp->where));
+        launch_kernel(lp->kernel, lp->dims.grid, lp->dims.block, lp->args.data(), s, lp->where);
     });
 }
 
