@@ -5,7 +5,9 @@
 //   shape compute_shape(std::span<const shape> in) const;              // or (in, mods)
 //   argument compute(const shape& out, std::span<const argument> args) const;   // or (out, args, mods, run)
 //   int output_alias(std::span<const shape> in) const;                  // optional, else traits
-// and KILN_REGISTER_OP(leaky_relu) in its .cpp. Include this header only from op files.
+//   std::string scalar_expr(std::span<const std::string> args) const;    // pointwise ops, optional
+// and KILN_REGISTER_OP(leaky_relu) in its .cpp. Op structs that targets lower are declared in
+// src/ops/<family>.hpp, which include this header; their compute bodies stay in the .cpp.
 #pragma once
 #include <tuple>
 #include <utility>
@@ -34,8 +36,11 @@ struct operation::concept_t {
     virtual argument compute(const shape& out, std::span<const argument> args, std::span<module* const> mods,
                              const module_runner& run) const = 0;
     virtual int output_alias(std::span<const shape> in) const = 0;
+    virtual std::optional<std::string> scalar_expr(std::span<const std::string> args) const = 0;
     virtual value attributes() const = 0;
     virtual std::shared_ptr<const concept_t> with_attributes(const value& v) const = 0;
+    virtual const std::type_info& type() const = 0;   // the op struct's type, for operation::get
+    virtual const void* data() const = 0;              // the op struct
 };
 
 namespace detail {
@@ -97,12 +102,18 @@ struct op_model final : operation::concept_t {
         if constexpr (requires { op.output_alias(in); }) return op.output_alias(in);
         else return traits().output_alias;
     }
+    std::optional<std::string> scalar_expr(std::span<const std::string> args) const override {
+        if constexpr (requires { op.scalar_expr(args); }) return op.scalar_expr(args);
+        else return std::nullopt;
+    }
     value attributes() const override { return op_to_value(op); }
     std::shared_ptr<const concept_t> with_attributes(const value& v) const override {
         Op copy = op;
         op_from_value(copy, v);
         return std::make_shared<op_model>(std::move(copy));
     }
+    const std::type_info& type() const override { return typeid(Op); }
+    const void* data() const override { return &op; }
 };
 
 template <class Op>

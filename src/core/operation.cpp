@@ -30,6 +30,18 @@ argument operation::compute(const shape& out, std::span<const argument> args, st
 
 int operation::output_alias(std::span<const shape> inputs) const { return impl_->output_alias(inputs); }
 
+const void* operation::data_if(const std::type_info& type) const {
+    return impl_ && impl_->type() == type ? impl_->data() : nullptr;
+}
+
+void operation::wrong_op(std::string_view wanted) const {
+    fail("operation::get: the op is ", to_string(*this), ", not ", wanted);
+}
+
+std::optional<std::string> operation::scalar_expr(std::span<const std::string> args) const {
+    return impl_ ? impl_->scalar_expr(args) : std::nullopt;
+}
+
 value operation::attributes() const { return impl_ ? impl_->attributes() : value(value_object{}); }
 
 operation operation::with_attributes(const value& attrs) const { return operation(impl_->with_attributes(attrs)); }

@@ -3,9 +3,11 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "core/argument.hpp"
@@ -25,6 +27,14 @@ struct op_traits {
     bool builtin = false;       // @param, @literal, @return
     bool data_dependent = false;  // output shape depends on input values
     bool fusion = false;        // a fused region: its submodule is one kernel's body
+    // A GEMM or convolution (dot, gemm, convolution): libraries compute it and apply a pointwise
+    // epilogue before writing; its output is linear in its weights (input 1), so a constant
+    // per-channel scale folds into them.
+    bool contraction = false;
+    bool broadcast_view = false;   // a view of input 0 repeated along some dims (stride 0), never a copy
+    // Computes statistics over many elements or must not depend on the float type, so it reads
+    // float32 inputs whatever the compute precision (reductions are found by `reduction`).
+    bool precision_sensitive = false;
 };
 
 // Runs a submodule on the given inputs (its parameters in declaration order).
@@ -46,6 +56,9 @@ public:
                      const module_runner& run = {}) const;
     // Index of the input whose buffer the output views, or -1.
     int output_alias(std::span<const shape> inputs) const;
+    // A pointwise op's scalar function as a C/CUDA expression over `args` (one expression per
+    // input), calling the helpers of src/ops/scalar_helpers.h; none when the op has no such form.
+    std::optional<std::string> scalar_expr(std::span<const std::string> args) const;
 
     value attributes() const;                       // {name: value, ...} in declaration order
     operation with_attributes(const value& attrs) const;   // a copy with these attributes set
@@ -53,7 +66,22 @@ public:
     bool operator!=(const operation& o) const { return !(*this == o); }
     std::size_t hash() const;
 
+    // Typed access for lowering: `op.get<ops::convolution>().padding`. The op structs lowering
+    // reads are declared in src/ops/<family>.hpp. get throws naming both ops when this is another
+    // op; get_if returns null instead.
+    template <class Op>
+    const Op* get_if() const {
+        return static_cast<const Op*>(data_if(typeid(Op)));
+    }
+    template <class Op>
+    const Op& get() const {
+        if (const Op* p = get_if<Op>()) return *p;
+        wrong_op(Op::name);
+    }
+
 private:
+    const void* data_if(const std::type_info& type) const;   // the op struct when it has this type
+    [[noreturn]] void wrong_op(std::string_view wanted) const;
     std::shared_ptr<const concept_t> impl_;
 };
 

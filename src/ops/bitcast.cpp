@@ -30,7 +30,7 @@ struct bitcast {
         return in[0].with_type(target_type);  // the input's strides: a view
     }
 
-    op_traits traits() const { return {.output_alias = copies() ? -1 : 0}; }
+    op_traits traits() const { return {.output_alias = copies() ? -1 : 0, .precision_sensitive = true}; }
 
     argument compute(const shape& out, std::span<const argument> args) const {
         const shape& xs = args[0].get_shape();

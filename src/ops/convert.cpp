@@ -1,7 +1,7 @@
-// convert: elementwise type conversion, ONNX Cast.
-#include <type_traits>
+// convert: elementwise type conversion, ONNX Cast (declared in convert.hpp).
+#include "ops/convert.hpp"
 
-#include "ops/pointwise.hpp"
+#include <type_traits>
 
 namespace kiln::ops {
 namespace {
@@ -20,45 +20,39 @@ template <class T> inline constexpr bool is_fp8_v = std::is_same_v<T, fp8e4m3fn>
 //  - to int4/uint4: rounds to nearest even and saturates to [-8, 7] / [0, 15] (NaN gives 0), as
 //    ONNX's int4 note and kiln's packing do; the interpreter hands this op an int8/uint8 output
 //    and packs it afterwards, so the values must already be in range.
-struct convert {
-    static constexpr std::string_view name = "convert";
-    dtype target_type = dtype::float32;
-    bool saturate = true;
-    auto attributes() { return fields(field("target_type", target_type), field("saturate", saturate)); }
-    op_traits traits() const { return {.pointwise = true}; }
-
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 1);
-        if (target_type == dtype::tuple) fail("target_type=", dtype_name(target_type), " is not an element type");
-        return pointwise_shape(in, target_type);
+template <class To, class From>
+To convert_one(From v, dtype target_type, bool saturate) {
+    if constexpr (std::is_same_v<To, std::int8_t> || std::is_same_v<To, std::uint8_t>) {
+        if (target_type == dtype::int4) return static_cast<To>(int4_from_nibble(int4_to_nibble(cast<double>(v))));
+        if (target_type == dtype::uint4) return static_cast<To>(uint4_to_nibble(cast<double>(v)));
     }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        argument r(out);
-        const shape& xs = args[0].get_shape();
-        visit_type(xs.type(), [&](auto from) {
-            using From = decltype(from);
-            const From* x = args[0].as<From>();
-            visit_type(out.type(), [&](auto to) {
-                using To = decltype(to);
-                To* y = r.as<To>();
-                for (std::size_t i = 0; i < out.elements(); ++i) y[i] = one<To>(x[xs.index(i)]);
-            });
-        });
-        return r;
-    }
-
-    template <class To, class From>
-    To one(From v) const {
-        if constexpr (std::is_same_v<To, std::int8_t> || std::is_same_v<To, std::uint8_t>) {
-            if (target_type == dtype::int4) return static_cast<To>(int4_from_nibble(int4_to_nibble(cast<double>(v))));
-            if (target_type == dtype::uint4) return static_cast<To>(uint4_to_nibble(cast<double>(v)));
-        }
-        if constexpr (is_fp8_v<To>) return To(cast<double>(v), saturate);
-        else return cast<To>(v);
-    }
-};
-KILN_REGISTER_OP(convert)
+    if constexpr (is_fp8_v<To>) return To(cast<double>(v), saturate);
+    else return cast<To>(v);
+}
 
 }  // namespace
+
+shape convert::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 1);
+    if (target_type == dtype::tuple) fail("target_type=", dtype_name(target_type), " is not an element type");
+    return pointwise_shape(in, target_type);
+}
+
+argument convert::compute(const shape& out, std::span<const argument> args) const {
+    argument r(out);
+    const shape& xs = args[0].get_shape();
+    visit_type(xs.type(), [&](auto from) {
+        using From = decltype(from);
+        const From* x = args[0].as<From>();
+        visit_type(out.type(), [&](auto to) {
+            using To = decltype(to);
+            To* y = r.as<To>();
+            for (std::size_t i = 0; i < out.elements(); ++i)
+                y[i] = convert_one<To>(x[xs.index(i)], target_type, saturate);
+        });
+    });
+    return r;
+}
+KILN_REGISTER_OP(convert)
+
 }  // namespace kiln::ops

@@ -25,6 +25,7 @@ struct cumulative_op {
     bool exclusive = false;
     bool reverse = false;
     auto attributes() { return fields(field("axis", axis), field("exclusive", exclusive), field("reverse", reverse)); }
+    op_traits traits() const { return {.precision_sensitive = true}; }
 
     shape compute_shape(std::span<const shape> in) const { return along_axis_shape(in, axis, numeric_type, "a numeric (integer or float) type"); }
 

@@ -31,6 +31,7 @@ double determinant(std::vector<double>& a, std::size_t m) {
 
 struct det {
     static constexpr std::string_view name = "det";
+    op_traits traits() const { return {.precision_sensitive = true}; }
 
     shape compute_shape(std::span<const shape> in) const {
         check_input_count(in, 1);

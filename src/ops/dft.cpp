@@ -22,6 +22,7 @@ struct dft {
     bool onesided = false;
     std::int64_t length = 0;
     static constexpr std::string_view name = "dft";
+    op_traits traits() const { return {.precision_sensitive = true}; }
     auto attributes() {
         return fields(field("axis", axis), field("inverse", inverse), field("onesided", onesided),
                       field("length", length));

@@ -8,6 +8,8 @@
 // The submodule's parameters receive the op's inputs in order (same type and lens; strides may
 // differ); it returns one value, which the op writes in standard layout. The reference compute
 // runs the submodule. Validation lives in compute_shape, so the IR validator rejects a bad body.
+#include "ops/fused.hpp"
+
 #include <algorithm>
 #include <unordered_set>
 
@@ -49,8 +51,6 @@ shape check_signature(const module& m, std::span<const shape> in) {
     return outs[0].as_standard();
 }
 
-bool is_broadcast_view(const instruction& ins) { return ins.name() == "multibroadcast" || ins.name() == "broadcast"; }
-
 // Instructions that compute (not parameters, literals or the return).
 std::vector<const instruction*> body_ops(const module& m) {
     std::vector<const instruction*> r;
@@ -64,10 +64,9 @@ template <class Extra>
 void check_ops(const module& m, const char* expected, Extra extra) {
     bool computes = false;
     for (const instruction* ins : body_ops(m)) {
-        bool pw = ins->get_operator().traits().pointwise;
-        if (!pw && !is_broadcast_view(*ins) && !extra(*ins))
-            fail(where(m, *ins), " is not ", expected);
-        computes = computes || !is_broadcast_view(*ins);
+        auto t = ins->get_operator().traits();
+        if (!t.pointwise && !t.broadcast_view && !extra(*ins)) fail(where(m, *ins), " is not ", expected);
+        computes = computes || !t.broadcast_view;
     }
     if (!computes) fail("submodule '", m.name(), "' computes nothing");
 }
@@ -78,22 +77,22 @@ argument run_body(std::span<const argument> args, std::span<module* const> mods,
     return outs.at(0).get_shape().standard() ? outs[0] : outs[0].copy();
 }
 
-struct pointwise {
-    static constexpr std::string_view name = "pointwise";
-    op_traits traits() const { return {.fusion = true}; }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
-        const module& m = body_of(mods);
-        shape out = check_signature(m, in);
-        check_ops(m, "a pointwise op or a broadcast view", [](const instruction&) { return false; });
-        return out;
-    }
-    argument compute(const shape&, std::span<const argument> args, std::span<module* const> mods,
-                     const module_runner& run) const {
-        return run_body(args, mods, run);
-    }
-};
+shape pointwise::compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
+    const module& m = body_of(mods);
+    shape out = check_signature(m, in);
+    check_ops(m, "a pointwise op or a broadcast view", [](const instruction&) { return false; });
+    return out;
+}
+
+argument pointwise::compute(const shape&, std::span<const argument> args, std::span<module* const> mods,
+                            const module_runner& run) const {
+    return run_body(args, mods, run);
+}
 KILN_REGISTER_OP(pointwise)
+
+namespace {
 
 // The axes a reduction reduces, as its attributes say (empty axes: all of them).
 std::vector<std::size_t> reduced_axes(const instruction& ins) {
@@ -111,41 +110,35 @@ std::vector<std::size_t> reduced_axes(const instruction& ins) {
     return r;
 }
 
-struct fused_reduce {
-    std::vector<std::int64_t> axes;
-    static constexpr std::string_view name = "fused_reduce";
-    auto attributes() { return fields(field("axes", axes)); }
-    op_traits traits() const { return {.fusion = true}; }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
-        const module& m = body_of(mods);
-        shape out = check_signature(m, in);
-        if (axes.empty()) fail("axes is empty; expected the axes its reductions reduce");
-        std::size_t reductions = 0;
-        check_ops(m, "a reduction, a pointwise op or a broadcast view", [&](const instruction& ins) {
-            if (!ins.get_operator().traits().reduction) return false;
-            auto got = reduced_axes(ins);
-            auto want = normalize_axes(axes, ins.inputs().at(0)->get_shape().ndim());
-            std::sort(want.begin(), want.end());
-            if (got != want)
-                fail(where(m, ins), " reduces axes ", lens_to_string(got), " but the op's axes are ",
-                     lens_to_string(want));
-            ++reductions;
-            return true;
-        });
-        if (reductions == 0) fail("submodule '", m.name(), "' has no reduction");
-        return out;
-    }
-    argument compute(const shape&, std::span<const argument> args, std::span<module* const> mods,
-                     const module_runner& run) const {
-        return run_body(args, mods, run);
-    }
-};
+shape fused_reduce::compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
+    const module& m = body_of(mods);
+    shape out = check_signature(m, in);
+    if (axes.empty()) fail("axes is empty; expected the axes its reductions reduce");
+    std::size_t reductions = 0;
+    check_ops(m, "a reduction, a pointwise op or a broadcast view", [&](const instruction& ins) {
+        if (!ins.get_operator().traits().reduction) return false;
+        auto got = reduced_axes(ins);
+        auto want = normalize_axes(axes, ins.inputs().at(0)->get_shape().ndim());
+        std::sort(want.begin(), want.end());
+        if (got != want)
+            fail(where(m, ins), " reduces axes ", lens_to_string(got), " but the op's axes are ",
+                 lens_to_string(want));
+        ++reductions;
+        return true;
+    });
+    if (reductions == 0) fail("submodule '", m.name(), "' has no reduction");
+    return out;
+}
+
+argument fused_reduce::compute(const shape&, std::span<const argument> args, std::span<module* const> mods,
+                               const module_runner& run) const {
+    return run_body(args, mods, run);
+}
 KILN_REGISTER_OP(fused_reduce)
 
-bool is_contraction(const instruction& ins) {
-    return ins.name() == "dot" || ins.name() == "gemm" || ins.name() == "convolution";
-}
+namespace {
 
 // Whether `to`'s value depends on `from` inside module m.
 bool depends_on(const instruction& to, const instruction& from) {
@@ -161,34 +154,31 @@ bool depends_on(const instruction& to, const instruction& from) {
     return false;
 }
 
-struct fused_epilogue {
-    static constexpr std::string_view name = "fused_epilogue";
-    op_traits traits() const { return {.fusion = true}; }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
-        const module& m = body_of(mods);
-        shape out = check_signature(m, in);
-        const instruction* anchor = nullptr;
-        check_ops(m, "a dot, gemm, convolution, pointwise op or broadcast view", [&](const instruction& ins) {
-            if (!is_contraction(ins)) return false;
-            if (anchor) fail("submodule '", m.name(), "' has a second ", ins.name(), "; expected one dot, gemm or convolution");
-            anchor = &ins;
-            return true;
-        });
-        if (!anchor) fail("submodule '", m.name(), "' has no dot, gemm or convolution");
-        for (auto in : anchor->inputs())
-            if (!in->is_param() && !in->is_literal() && !is_broadcast_view(*in))
-                fail(where(m, *anchor), " takes a computed input; an epilogue body starts at its contraction");
-        if (!depends_on(*m.get_return()->inputs().at(0), *anchor))
-            fail("submodule '", m.name(), "' returns a value that does not depend on its ", anchor->name());
-        return out;
-    }
-    argument compute(const shape&, std::span<const argument> args, std::span<module* const> mods,
-                     const module_runner& run) const {
-        return run_body(args, mods, run);
-    }
-};
+shape fused_epilogue::compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
+    const module& m = body_of(mods);
+    shape out = check_signature(m, in);
+    const instruction* anchor = nullptr;
+    check_ops(m, "a dot, gemm, convolution, pointwise op or broadcast view", [&](const instruction& ins) {
+        if (!ins.get_operator().traits().contraction) return false;
+        if (anchor) fail("submodule '", m.name(), "' has a second ", ins.name(), "; expected one dot, gemm or convolution");
+        anchor = &ins;
+        return true;
+    });
+    if (!anchor) fail("submodule '", m.name(), "' has no dot, gemm or convolution");
+    for (auto in : anchor->inputs())
+        if (!in->is_param() && !in->is_literal() && !in->get_operator().traits().broadcast_view)
+            fail(where(m, *anchor), " takes a computed input; an epilogue body starts at its contraction");
+    if (!depends_on(*m.get_return()->inputs().at(0), *anchor))
+        fail("submodule '", m.name(), "' returns a value that does not depend on its ", anchor->name());
+    return out;
+}
+
+argument fused_epilogue::compute(const shape&, std::span<const argument> args, std::span<module* const> mods,
+                                 const module_runner& run) const {
+    return run_body(args, mods, run);
+}
 KILN_REGISTER_OP(fused_epilogue)
 
-}  // namespace
 }  // namespace kiln::ops

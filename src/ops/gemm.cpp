@@ -1,5 +1,7 @@
 // Matrix products: dot (numpy matmul, batched) and gemm (ONNX Gemm). Floats accumulate in
 // double and round once; integers accumulate in 64 bits and wrap to the element type.
+#include "ops/gemm.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -33,62 +35,62 @@ std::vector<std::size_t> batch_lens(const shape& a, const shape& b) {
     return broadcast_lens(batches);
 }
 
-struct dot {
-    static constexpr std::string_view name = "dot";
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 2);
-        check_static(in);
-        check_same_type(in);
-        check_type(in, 0, numeric_type, "a numeric (integer or float) type");
-        check_rank(in, 0, 1, true);
-        check_rank(in, 1, 1, true);
-        const auto& a = in[0].lens();
-        const auto& b = in[1].lens();
-        std::size_t ka = a.back(), kb = b.size() == 1 ? b[0] : b[b.size() - 2];
-        if (ka != kb)
-            fail("inner dims differ: input 0 ", lens_to_string(a), " has ", ka, " columns but input 1 ",
-                 lens_to_string(b), " has ", kb, " rows");
-        std::vector<std::size_t> out = batch_lens(in[0], in[1]);
-        if (a.size() > 1) out.push_back(a[a.size() - 2]);
-        if (b.size() > 1) out.push_back(b.back());
-        return {in[0].type(), out};
-    }
+shape dot::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 2);
+    check_static(in);
+    check_same_type(in);
+    check_type(in, 0, numeric_type, "a numeric (integer or float) type");
+    check_rank(in, 0, 1, true);
+    check_rank(in, 1, 1, true);
+    const auto& a = in[0].lens();
+    const auto& b = in[1].lens();
+    std::size_t ka = a.back(), kb = b.size() == 1 ? b[0] : b[b.size() - 2];
+    if (ka != kb)
+        fail("inner dims differ: input 0 ", lens_to_string(a), " has ", ka, " columns but input 1 ",
+             lens_to_string(b), " has ", kb, " rows");
+    std::vector<std::size_t> out = batch_lens(in[0], in[1]);
+    if (a.size() > 1) out.push_back(a[a.size() - 2]);
+    if (b.size() > 1) out.push_back(b.back());
+    return {in[0].type(), out};
+}
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        const shape& as = args[0].get_shape();
-        const shape& bs = args[1].get_shape();
-        std::vector<std::size_t> batch = batch_lens(as, bs);
-        shape av = matrix_view(as, batch, true);
-        shape bv = matrix_view(bs, batch, false);
-        std::size_t rows = av.lens()[batch.size()], inner = av.lens().back(), cols = bv.lens().back();
-        argument r(out);
-        visit_type(out.type(), [&](auto t) {
-            using T = decltype(t);
-            using C = compute_t<T>;
-            const T* a = args[0].as<T>();
-            const T* b = args[1].as<T>();
-            T* y = r.as<T>();
-            std::vector<std::size_t> ai(batch.size() + 2), bi(batch.size() + 2);
-            for_each_index(batch, [&](std::span<const std::size_t> bidx) {
-                std::copy(bidx.begin(), bidx.end(), ai.begin());
-                std::copy(bidx.begin(), bidx.end(), bi.begin());
-                for (std::size_t i = 0; i < rows; ++i)
-                    for (std::size_t j = 0; j < cols; ++j) {
-                        C acc{};
-                        for (std::size_t k = 0; k < inner; ++k) {
-                            ai[batch.size()] = i, ai[batch.size() + 1] = k;
-                            bi[batch.size()] = k, bi[batch.size() + 1] = j;
-                            acc += cast<C>(a[av.index(ai)]) * cast<C>(b[bv.index(bi)]);
-                        }
-                        *y++ = cast<T>(acc);
+argument dot::compute(const shape& out, std::span<const argument> args) const {
+    const shape& as = args[0].get_shape();
+    const shape& bs = args[1].get_shape();
+    std::vector<std::size_t> batch = batch_lens(as, bs);
+    shape av = matrix_view(as, batch, true);
+    shape bv = matrix_view(bs, batch, false);
+    std::size_t rows = av.lens()[batch.size()], inner = av.lens().back(), cols = bv.lens().back();
+    argument r(out);
+    visit_type(out.type(), [&](auto t) {
+        using T = decltype(t);
+        using C = compute_t<T>;
+        const T* a = args[0].as<T>();
+        const T* b = args[1].as<T>();
+        T* y = r.as<T>();
+        std::vector<std::size_t> ai(batch.size() + 2), bi(batch.size() + 2);
+        for_each_index(batch, [&](std::span<const std::size_t> bidx) {
+            std::copy(bidx.begin(), bidx.end(), ai.begin());
+            std::copy(bidx.begin(), bidx.end(), bi.begin());
+            for (std::size_t i = 0; i < rows; ++i)
+                for (std::size_t j = 0; j < cols; ++j) {
+                    C acc{};
+                    for (std::size_t k = 0; k < inner; ++k) {
+                        ai[batch.size()] = i, ai[batch.size() + 1] = k;
+                        bi[batch.size()] = k, bi[batch.size() + 1] = j;
+                        acc += cast<C>(a[av.index(ai)]) * cast<C>(b[bv.index(bi)]);
                     }
-            });
+                    *y++ = cast<T>(acc);
+                }
         });
-        return r;
-    }
-};
+    });
+    return r;
+}
 KILN_REGISTER_OP(dot)
+
+namespace {
 
 // Whether `from` broadcasts to `to` one way (ONNX's unidirectional broadcast): each of its dims,
 // aligned right, is 1 or equal, and it has no more dims.
@@ -114,68 +116,56 @@ C scale_add(double alpha, C acc, double beta, C c) {
     }
 }
 
-// ONNX Gemm: alpha * A' B' + beta * C, A' = trans_a ? A^T : A (likewise B'); the optional C is
-// broadcast to the [M, N] result. beta = 0 ignores C entirely (its NaNs included).
-struct gemm {
-    static constexpr std::string_view name = "gemm";
-    float alpha = 1.0f;
-    float beta = 1.0f;
-    bool trans_a = false;
-    bool trans_b = false;
-    auto attributes() {
-        return fields(field("alpha", alpha), field("beta", beta), field("trans_a", trans_a), field("trans_b", trans_b));
-    }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 2, 3);
-        check_static(in);
-        check_same_type(in);
-        check_type(in, 0, numeric_type, "a numeric (integer or float) type");
-        check_rank(in, 0, 2);
-        check_rank(in, 1, 2);
-        const auto& a = in[0].lens();
-        const auto& b = in[1].lens();
-        std::size_t ka = a[trans_a ? 0 : 1], kb = b[trans_b ? 1 : 0];
-        if (ka != kb)
-            fail("inner dims differ: input 0 ", lens_to_string(a), trans_a ? " transposed" : "", " has ", ka,
-                 " columns but input 1 ", lens_to_string(b), trans_b ? " transposed" : "", " has ", kb, " rows");
-        shape out(in[0].type(), {a[trans_a ? 1 : 0], b[trans_b ? 0 : 1]});
-        if (in.size() == 3 && !broadcasts_to(in[2].lens(), out.lens()))
-            fail("input 2 ", lens_to_string(in[2].lens()), " does not broadcast to the result ",
-                 lens_to_string(out.lens()));
-        return out;
-    }
+shape gemm::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 2, 3);
+    check_static(in);
+    check_same_type(in);
+    check_type(in, 0, numeric_type, "a numeric (integer or float) type");
+    check_rank(in, 0, 2);
+    check_rank(in, 1, 2);
+    const auto& a = in[0].lens();
+    const auto& b = in[1].lens();
+    std::size_t ka = a[trans_a ? 0 : 1], kb = b[trans_b ? 1 : 0];
+    if (ka != kb)
+        fail("inner dims differ: input 0 ", lens_to_string(a), trans_a ? " transposed" : "", " has ", ka,
+             " columns but input 1 ", lens_to_string(b), trans_b ? " transposed" : "", " has ", kb, " rows");
+    shape out(in[0].type(), {a[trans_a ? 1 : 0], b[trans_b ? 0 : 1]});
+    if (in.size() == 3 && !broadcasts_to(in[2].lens(), out.lens()))
+        fail("input 2 ", lens_to_string(in[2].lens()), " does not broadcast to the result ",
+             lens_to_string(out.lens()));
+    return out;
+}
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        const shape& as = args[0].get_shape();
-        const shape& bs = args[1].get_shape();
-        bool has_c = args.size() == 3 && beta != 0;
-        shape cs = has_c ? broadcast_to(args[2].get_shape(), out.lens()) : out;
-        std::size_t rows = out.lens()[0], cols = out.lens()[1], inner = as.lens()[trans_a ? 0 : 1];
-        argument r(out);
-        visit_type(out.type(), [&](auto t) {
-            using T = decltype(t);
-            using C = compute_t<T>;
-            const T* a = args[0].as<T>();
-            const T* b = args[1].as<T>();
-            T* y = r.as<T>();
-            for (std::size_t i = 0; i < rows; ++i)
-                for (std::size_t j = 0; j < cols; ++j) {
-                    C acc{};
-                    for (std::size_t k = 0; k < inner; ++k) {
-                        std::size_t ai[2] = {trans_a ? k : i, trans_a ? i : k};
-                        std::size_t bi[2] = {trans_b ? j : k, trans_b ? k : j};
-                        acc += cast<C>(a[as.index(ai)]) * cast<C>(b[bs.index(bi)]);
-                    }
-                    std::size_t ci[2] = {i, j};
-                    C c = has_c ? cast<C>(args[2].as<T>()[cs.index(ci)]) : C{};
-                    y[i * cols + j] = cast<T>(scale_add<C>(alpha, acc, has_c ? beta : 0, c));
+argument gemm::compute(const shape& out, std::span<const argument> args) const {
+    const shape& as = args[0].get_shape();
+    const shape& bs = args[1].get_shape();
+    bool has_c = args.size() == 3 && beta != 0;
+    shape cs = has_c ? broadcast_to(args[2].get_shape(), out.lens()) : out;
+    std::size_t rows = out.lens()[0], cols = out.lens()[1], inner = as.lens()[trans_a ? 0 : 1];
+    argument r(out);
+    visit_type(out.type(), [&](auto t) {
+        using T = decltype(t);
+        using C = compute_t<T>;
+        const T* a = args[0].as<T>();
+        const T* b = args[1].as<T>();
+        T* y = r.as<T>();
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+                C acc{};
+                for (std::size_t k = 0; k < inner; ++k) {
+                    std::size_t ai[2] = {trans_a ? k : i, trans_a ? i : k};
+                    std::size_t bi[2] = {trans_b ? j : k, trans_b ? k : j};
+                    acc += cast<C>(a[as.index(ai)]) * cast<C>(b[bs.index(bi)]);
                 }
-        });
-        return r;
-    }
-};
+                std::size_t ci[2] = {i, j};
+                C c = has_c ? cast<C>(args[2].as<T>()[cs.index(ci)]) : C{};
+                y[i * cols + j] = cast<T>(scale_add<C>(alpha, acc, has_c ? beta : 0, c));
+            }
+    });
+    return r;
+}
 KILN_REGISTER_OP(gemm)
 
-}  // namespace
 }  // namespace kiln::ops

@@ -1,6 +1,8 @@
 // Normalizations with ONNX semantics. Each works on row-major double copies of its inputs
 // (statistics in double, which covers ONNX's stash_type=float32) and rounds once to x's type.
 // Variances are population variances (divided by the group size).
+#include "ops/normalization.hpp"
+
 #include <cmath>
 
 #include "ops/reduce_util.hpp"
@@ -64,34 +66,31 @@ void check_pair_type(std::span<const shape> in, std::size_t i, std::size_t j, st
              names[j - 1], ") is ", dtype_name(in[j].type()), "; they must have the same type");
 }
 
-// y = (x - mean) / sqrt(var + epsilon) * scale + bias with per-channel statistics given as inputs.
-struct batch_norm_inference {
-    static constexpr std::string_view name = "batch_norm_inference";
-    float epsilon = 1e-5f;
-    auto attributes() { return fields(field("epsilon", epsilon)); }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in) const {
-        static constexpr const char* names[] = {"scale", "bias", "mean", "var"};
-        shape out = per_channel_shape(in, names);
-        // ONNX lets scale/bias and mean/var have their own float types.
-        check_pair_type(in, 2, 1, names);
-        check_pair_type(in, 4, 3, names);
-        return out;
-    }
+shape batch_norm_inference::compute_shape(std::span<const shape> in) const {
+    static constexpr const char* names[] = {"scale", "bias", "mean", "var"};
+    shape out = per_channel_shape(in, names);
+    // ONNX lets scale/bias and mean/var have their own float types.
+    check_pair_type(in, 2, 1, names);
+    check_pair_type(in, 4, 3, names);
+    return out;
+}
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        auto x = to_doubles(args[0]);
-        auto scale = to_doubles(args[1]), bias = to_doubles(args[2]);
-        auto mean = to_doubles(args[3]), var = to_doubles(args[4]);
-        std::size_t channels = out.lens()[1], inner = inner_elements(out.lens(), 2);
-        for (std::size_t i = 0; i < x.size(); ++i) {
-            std::size_t c = i / inner % channels;
-            x[i] = (x[i] - mean[c]) / std::sqrt(var[c] + epsilon) * scale[c] + bias[c];
-        }
-        return from_doubles(out, x);
+argument batch_norm_inference::compute(const shape& out, std::span<const argument> args) const {
+    auto x = to_doubles(args[0]);
+    auto scale = to_doubles(args[1]), bias = to_doubles(args[2]);
+    auto mean = to_doubles(args[3]), var = to_doubles(args[4]);
+    std::size_t channels = out.lens()[1], inner = inner_elements(out.lens(), 2);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        std::size_t c = i / inner % channels;
+        x[i] = (x[i] - mean[c]) / std::sqrt(var[c] + epsilon) * scale[c] + bias[c];
     }
-};
+    return from_doubles(out, x);
+}
 KILN_REGISTER_OP(batch_norm_inference)
+
+namespace {
 
 // Standardizes x in place in consecutive groups of `group` elements, then applies the
 // per-channel scale and bias; channel c covers `inner` consecutive elements.
@@ -108,55 +107,43 @@ void standardize_groups(std::vector<double>& x, std::size_t group, std::size_t i
     }
 }
 
-// Statistics over the spatial dims of each (batch item, channel).
-struct instancenorm {
-    static constexpr std::string_view name = "instancenorm";
-    float epsilon = 1e-5f;
-    auto attributes() { return fields(field("epsilon", epsilon)); }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in) const {
-        static constexpr const char* names[] = {"scale", "bias"};
-        shape out = per_channel_shape(in, names);
-        check_same_type(in);
-        return out;
-    }
+shape instancenorm::compute_shape(std::span<const shape> in) const {
+    static constexpr const char* names[] = {"scale", "bias"};
+    shape out = per_channel_shape(in, names);
+    check_same_type(in);
+    return out;
+}
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        auto x = to_doubles(args[0]);
-        std::size_t inner = inner_elements(out.lens(), 2);
-        if (inner > 0) standardize_groups(x, inner, inner, to_doubles(args[1]), to_doubles(args[2]), epsilon);
-        return from_doubles(out, x);
-    }
-};
+argument instancenorm::compute(const shape& out, std::span<const argument> args) const {
+    auto x = to_doubles(args[0]);
+    std::size_t inner = inner_elements(out.lens(), 2);
+    if (inner > 0) standardize_groups(x, inner, inner, to_doubles(args[1]), to_doubles(args[2]), epsilon);
+    return from_doubles(out, x);
+}
 KILN_REGISTER_OP(instancenorm)
 
-// ONNX GroupNormalization (opset 21): statistics over each group of C / num_groups channels
-// with their spatial dims; scale and bias hold one value per channel.
-struct group_norm {
-    static constexpr std::string_view name = "group_norm";
-    std::int64_t num_groups = 1;
-    float epsilon = 1e-5f;
-    auto attributes() { return fields(field("num_groups", num_groups), field("epsilon", epsilon)); }
+shape group_norm::compute_shape(std::span<const shape> in) const {
+    static constexpr const char* names[] = {"scale", "bias"};
+    shape out = per_channel_shape(in, names);
+    check_same_type(in);
+    auto channel = in[0].dims()[1];
+    if (num_groups <= 0 || (channel.is_fixed() && channel.min % static_cast<std::size_t>(num_groups) != 0))
+        fail("num_groups=", num_groups, " does not divide the ", to_string(channel), " channels of input 0");
+    return out;
+}
 
-    shape compute_shape(std::span<const shape> in) const {
-        static constexpr const char* names[] = {"scale", "bias"};
-        shape out = per_channel_shape(in, names);
-        check_same_type(in);
-        auto channel = in[0].dims()[1];
-        if (num_groups <= 0 || (channel.is_fixed() && channel.min % static_cast<std::size_t>(num_groups) != 0))
-            fail("num_groups=", num_groups, " does not divide the ", to_string(channel), " channels of input 0");
-        return out;
-    }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        auto x = to_doubles(args[0]);
-        std::size_t inner = inner_elements(out.lens(), 2);
-        std::size_t group = out.lens()[1] / static_cast<std::size_t>(num_groups) * inner;
-        if (group > 0) standardize_groups(x, group, inner, to_doubles(args[1]), to_doubles(args[2]), epsilon);
-        return from_doubles(out, x);
-    }
-};
+argument group_norm::compute(const shape& out, std::span<const argument> args) const {
+    auto x = to_doubles(args[0]);
+    std::size_t inner = inner_elements(out.lens(), 2);
+    std::size_t group = out.lens()[1] / static_cast<std::size_t>(num_groups) * inner;
+    if (group > 0) standardize_groups(x, group, inner, to_doubles(args[1]), to_doubles(args[2]), epsilon);
+    return from_doubles(out, x);
+}
 KILN_REGISTER_OP(group_norm)
+
+namespace {
 
 // Shape checks of layernorm and rms_norm: input 0 is x, the others broadcast (one way) to it.
 shape normalized_shape(std::span<const shape> in, std::span<const char* const> names, std::int64_t axis) {
@@ -168,62 +155,49 @@ shape normalized_shape(std::span<const shape> in, std::span<const char* const> n
     return {in[0].type(), in[0].dims()};
 }
 
-// ONNX LayerNormalization (opset 17), output Y only: x standardized over dims axis..end, then
-// y = normalized * scale + bias.
-struct layernorm {
-    static constexpr std::string_view name = "layernorm";
-    std::int64_t axis = -1;
-    float epsilon = 1e-5f;
-    auto attributes() { return fields(field("axis", axis), field("epsilon", epsilon)); }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in) const {
-        static constexpr const char* names[] = {"scale", "bias"};
-        check_input_count(in, 2, 3);
-        return normalized_shape(in, names, axis);
-    }
+shape layernorm::compute_shape(std::span<const shape> in) const {
+    static constexpr const char* names[] = {"scale", "bias"};
+    check_input_count(in, 2, 3);
+    return normalized_shape(in, names, axis);
+}
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        auto x = to_doubles(args[0]);
-        auto scale = broadcast_values(args[1], out.lens());
-        auto bias = args.size() > 2 ? broadcast_values(args[2], out.lens()) : std::vector<double>(x.size(), 0.0);
-        std::size_t row = inner_elements(out.lens(), normalize_axis(axis, out.ndim()));
-        for (std::size_t first = 0; row > 0 && first < x.size(); first += row) {
-            moments m = moments_of(std::span<const double>(x.data() + first, row));
-            double inv = 1 / std::sqrt(m.var + epsilon);
-            for (std::size_t i = first; i < first + row; ++i) x[i] = (x[i] - m.mean) * inv * scale[i] + bias[i];
-        }
-        return from_doubles(out, x);
+argument layernorm::compute(const shape& out, std::span<const argument> args) const {
+    auto x = to_doubles(args[0]);
+    auto scale = broadcast_values(args[1], out.lens());
+    auto bias = args.size() > 2 ? broadcast_values(args[2], out.lens()) : std::vector<double>(x.size(), 0.0);
+    std::size_t row = inner_elements(out.lens(), normalize_axis(axis, out.ndim()));
+    for (std::size_t first = 0; row > 0 && first < x.size(); first += row) {
+        moments m = moments_of(std::span<const double>(x.data() + first, row));
+        double inv = 1 / std::sqrt(m.var + epsilon);
+        for (std::size_t i = first; i < first + row; ++i) x[i] = (x[i] - m.mean) * inv * scale[i] + bias[i];
     }
-};
+    return from_doubles(out, x);
+}
 KILN_REGISTER_OP(layernorm)
 
-// ONNX RMSNormalization (opset 23): y = x / sqrt(mean(x^2 over dims axis..end) + epsilon) * scale.
-struct rms_norm {
-    static constexpr std::string_view name = "rms_norm";
-    std::int64_t axis = -1;
-    float epsilon = 1e-5f;
-    auto attributes() { return fields(field("axis", axis), field("epsilon", epsilon)); }
+shape rms_norm::compute_shape(std::span<const shape> in) const {
+    static constexpr const char* names[] = {"scale"};
+    check_input_count(in, 2);
+    return normalized_shape(in, names, axis);
+}
 
-    shape compute_shape(std::span<const shape> in) const {
-        static constexpr const char* names[] = {"scale"};
-        check_input_count(in, 2);
-        return normalized_shape(in, names, axis);
+argument rms_norm::compute(const shape& out, std::span<const argument> args) const {
+    auto x = to_doubles(args[0]);
+    auto scale = broadcast_values(args[1], out.lens());
+    std::size_t row = inner_elements(out.lens(), normalize_axis(axis, out.ndim()));
+    for (std::size_t first = 0; row > 0 && first < x.size(); first += row) {
+        double ss = 0;
+        for (std::size_t i = first; i < first + row; ++i) ss += x[i] * x[i];
+        double inv = 1 / std::sqrt(ss / static_cast<double>(row) + epsilon);
+        for (std::size_t i = first; i < first + row; ++i) x[i] = x[i] * inv * scale[i];
     }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        auto x = to_doubles(args[0]);
-        auto scale = broadcast_values(args[1], out.lens());
-        std::size_t row = inner_elements(out.lens(), normalize_axis(axis, out.ndim()));
-        for (std::size_t first = 0; row > 0 && first < x.size(); first += row) {
-            double ss = 0;
-            for (std::size_t i = first; i < first + row; ++i) ss += x[i] * x[i];
-            double inv = 1 / std::sqrt(ss / static_cast<double>(row) + epsilon);
-            for (std::size_t i = first; i < first + row; ++i) x[i] = x[i] * inv * scale[i];
-        }
-        return from_doubles(out, x);
-    }
-};
+    return from_doubles(out, x);
+}
 KILN_REGISTER_OP(rms_norm)
+
+namespace {
 
 // Calls f(values) with the row-major positions of x grouped along `axes`, f changing them in place.
 template <class F>
@@ -237,59 +211,43 @@ void for_each_group(std::vector<double>& x, const shape& s, std::span<const std:
     }
 }
 
-// ONNX LpNormalization: x divided by its p-norm along `axis`; a zero vector stays zero (as the
-// ONNX reference and ONNX Runtime do).
-struct lp_normalization {
-    static constexpr std::string_view name = "lp_normalization";
-    std::int64_t axis = -1;
-    std::int64_t p = 2;
-    auto attributes() { return fields(field("axis", axis), field("p", p)); }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in) const {
-        if (p != 1 && p != 2) fail("p=", p, "; expected 1 or 2");
-        return along_axis_shape(in, axis, float_type, "a float type");
-    }
+shape lp_normalization::compute_shape(std::span<const shape> in) const {
+    if (p != 1 && p != 2) fail("p=", p, "; expected 1 or 2");
+    return along_axis_shape(in, axis, float_type, "a float type");
+}
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        auto x = to_doubles(args[0]);
-        std::size_t axes[] = {normalize_axis(axis, out.ndim())};
-        for_each_group(x, out, axes, [&](std::vector<double>& v) {
-            double norm = 0;
-            for (double e : v) norm += p == 1 ? std::abs(e) : e * e;
-            if (p == 2) norm = std::sqrt(norm);
-            for (double& e : v) e = norm == 0 ? 0 : e / norm;
-        });
-        return from_doubles(out, x);
-    }
-};
+argument lp_normalization::compute(const shape& out, std::span<const argument> args) const {
+    auto x = to_doubles(args[0]);
+    std::size_t axes[] = {normalize_axis(axis, out.ndim())};
+    for_each_group(x, out, axes, [&](std::vector<double>& v) {
+        double norm = 0;
+        for (double e : v) norm += p == 1 ? std::abs(e) : e * e;
+        if (p == 2) norm = std::sqrt(norm);
+        for (double& e : v) e = norm == 0 ? 0 : e / norm;
+    });
+    return from_doubles(out, x);
+}
 KILN_REGISTER_OP(lp_normalization)
 
-// ONNX MeanVarianceNormalization: (x - mean) / (sqrt(var) + 1e-9) over `axes`; the 1e-9 is
-// the constant of ONNX's function body (the op has no epsilon attribute).
-struct mean_variance_normalization {
-    static constexpr std::string_view name = "mean_variance_normalization";
-    std::vector<std::int64_t> axes = {0, 2, 3};
-    auto attributes() { return fields(field("axes", axes)); }
+shape mean_variance_normalization::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 1);
+    check_type(in, 0, float_type, "a float type");
+    normalize_axes(axes, in[0].ndim());
+    return {in[0].type(), in[0].dims()};
+}
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 1);
-        check_type(in, 0, float_type, "a float type");
-        normalize_axes(axes, in[0].ndim());
-        return {in[0].type(), in[0].dims()};
-    }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        auto x = to_doubles(args[0]);
-        auto ax = normalize_axes(axes, out.ndim());
-        for_each_group(x, out, ax, [](std::vector<double>& v) {
-            if (v.empty()) return;
-            moments m = moments_of(v);
-            for (double& e : v) e = (e - m.mean) / (std::sqrt(m.var) + 1e-9);
-        });
-        return from_doubles(out, x);
-    }
-};
+argument mean_variance_normalization::compute(const shape& out, std::span<const argument> args) const {
+    auto x = to_doubles(args[0]);
+    auto ax = normalize_axes(axes, out.ndim());
+    for_each_group(x, out, ax, [](std::vector<double>& v) {
+        if (v.empty()) return;
+        moments m = moments_of(v);
+        for (double& e : v) e = (e - m.mean) / (std::sqrt(m.var) + 1e-9);
+    });
+    return from_doubles(out, x);
+}
 KILN_REGISTER_OP(mean_variance_normalization)
 
-}  // namespace
 }  // namespace kiln::ops

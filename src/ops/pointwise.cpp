@@ -1,5 +1,8 @@
 #include "ops/pointwise.hpp"
 
+#include <cmath>
+#include <cstdio>
+
 namespace kiln::ops {
 
 const char* describe_types(bool (*pred)(dtype)) {
@@ -9,6 +12,34 @@ const char* describe_types(bool (*pred)(dtype)) {
     if (pred == numeric_type) return "a numeric (integer or float) type";
     if (pred == bool_type) return "bool";
     return "any type";
+}
+
+std::string scalar_call(std::string_view fn, std::span<const std::string> args, const value& attrs) {
+    std::string s = cat(fn, "(");
+    const char* sep = "";
+    for (const auto& a : args) {
+        s += sep + a;
+        sep = ", ";
+    }
+    if (!attrs.is_null()) {
+        for (const auto& [k, v] : attrs.as_object()) {
+            s += sep;
+            sep = ", ";
+            if (v.is_bool()) {
+                s += v.as_bool() ? "true" : "false";
+            } else if (v.is_int()) {
+                s += cat(v.as_int(), "LL");
+            } else if (v.is_float() && std::isfinite(v.as_float())) {
+                char buf[32];   // 17 digits give back the same double
+                std::snprintf(buf, sizeof buf, "%.17g", v.as_float());
+                std::string lit = buf;
+                s += lit.find_first_of(".e") == std::string::npos ? lit + ".0" : lit;   // a double, not an int
+            } else {
+                fail(fn, ": attribute '", k, "' = ", to_string(v), " has no literal form");
+            }
+        }
+    }
+    return s + ")";
 }
 
 shape pointwise_shape(std::span<const shape> in, dtype out_type) {

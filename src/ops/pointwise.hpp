@@ -1,7 +1,9 @@
 // Bases for elementwise ops. A derived op supplies `name` and an `apply` on compute types
 // (double for floats, int64/uint64 for integers, bool for bool), constrained with `requires` to
-// the types it supports; the base does shape inference (numpy broadcasting), type checks and the
-// strided reference loop.
+// the types it supports; the base does shape inference (numpy broadcasting), type checks, the
+// strided reference loop, and scalar_expr: the call `kiln_<name>(inputs..., attributes...)` of
+// the helper in scalar_helpers.h that computes what `apply` does (an op whose attributes do not
+// print as literals overrides it).
 #pragma once
 #include "ops/common.hpp"
 
@@ -16,10 +18,20 @@ template <class C> concept number = floating<C> || integer<C>;
 const char* describe_types(bool (*pred)(dtype));
 // Shape of a pointwise result: broadcast lens of the inputs (dynamic dims broadcast too).
 shape pointwise_shape(std::span<const shape> in, dtype out_type);
+// "fn(a0, a1, attr0, attr1)": attributes are numbers (printed exactly) or bools; others throw.
+std::string scalar_call(std::string_view fn, std::span<const std::string> args, const value& attrs = value());
+// The default scalar_expr of an elementwise op: kiln_<name> on its inputs and attributes.
+template <class Op>
+std::string default_scalar_expr(const Op& op, std::span<const std::string> args) {
+    return scalar_call(cat("kiln_", Op::name), args, detail::op_to_value(op));
+}
 
 template <class Derived, bool (*Accepts)(dtype) = float_type, bool BoolOut = false>
 struct unary_op {
     op_traits traits() const { return {.pointwise = true}; }
+    std::string scalar_expr(std::span<const std::string> args) const {
+        return default_scalar_expr(static_cast<const Derived&>(*this), args);
+    }
     shape compute_shape(std::span<const shape> in) const {
         check_input_count(in, 1);
         check_type(in, 0, Accepts, describe_types(Accepts));
@@ -50,6 +62,9 @@ struct unary_op {
 template <class Derived, bool (*Accepts)(dtype) = numeric_type, bool BoolOut = false, bool Commutative = false>
 struct binary_op {
     op_traits traits() const { return {.pointwise = true, .commutative = Commutative}; }
+    std::string scalar_expr(std::span<const std::string> args) const {
+        return default_scalar_expr(static_cast<const Derived&>(*this), args);
+    }
     shape compute_shape(std::span<const shape> in) const {
         check_input_count(in, 2);
         check_same_type(in);

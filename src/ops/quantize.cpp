@@ -94,6 +94,7 @@ void for_each_element(const shape& x, F&& f) {
 // largest finite value (and +-Inf) to it, otherwise they become Inf (e5m2) or NaN (e4m3fn).
 struct quantizelinear {
     static constexpr std::string_view name = "quantizelinear";
+    op_traits traits() const { return {.precision_sensitive = true}; }
     std::int64_t axis = 1;
     std::int64_t block_size = 0;
     dtype target_type = dtype::uint8;

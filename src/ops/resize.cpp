@@ -4,6 +4,8 @@
 // cubic are n-linear/n-cubic over every dim. Where ONNX's spec and its reference evaluator differ
 // (align_corners, pytorch_half_pixel and tf_crop_and_resize when a scale gives a fractional
 // length), this follows the spec: they use the integer output length.
+#include "ops/resize.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
@@ -12,18 +14,6 @@
 
 namespace kiln::ops {
 namespace {
-
-struct tap {
-    std::int64_t index;  // may fall outside the input; clamped to its edge when read
-    double weight;
-};
-
-// How one dim's output indices sample the input: the taps of each output index, and whether
-// it falls outside the crop box (tf_crop_and_resize), which gives extrapolation_value.
-struct dim_plan {
-    std::vector<std::vector<tap>> taps;
-    std::vector<bool> extrapolated;
-};
 
 void check_one_of(const std::string& v, const char* attr, std::initializer_list<std::string_view> allowed) {
     std::string list;
@@ -42,179 +32,154 @@ double cubic_weight(double d, double a) {
     return 0;
 }
 
-struct resize {
-    std::vector<std::int64_t> out_lens;
-    std::vector<float> scales;
-    std::string mode = "nearest";
-    std::string coordinate_transformation_mode = "half_pixel";
-    std::string nearest_mode = "round_prefer_floor";
-    float cubic_coeff_a = -0.75f;
-    bool exclude_outside = false;
-    float extrapolation_value = 0.0f;
-    std::vector<double> roi;  // starts then ends, one per dim, in fractions of the input
-    static constexpr std::string_view name = "resize";
-    auto attributes() {
-        return fields(field("out_lens", out_lens), field("scales", scales), field("mode", mode),
-                      field("coordinate_transformation_mode", coordinate_transformation_mode),
-                      field("nearest_mode", nearest_mode), field("cubic_coeff_a", cubic_coeff_a),
-                      field("exclude_outside", exclude_outside), field("extrapolation_value", extrapolation_value),
-                      field("roi", roi));
+}  // namespace
+
+bool resize::crop() const { return coordinate_transformation_mode == "tf_crop_and_resize"; }
+
+void resize::check_attributes(std::size_t rank) const {
+    check_one_of(mode, "mode", {"nearest", "linear", "cubic"});
+    check_one_of(coordinate_transformation_mode, "coordinate_transformation_mode",
+                 {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+                  "tf_crop_and_resize"});
+    check_one_of(nearest_mode, "nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
+    if (out_lens.empty() == scales.empty()) fail("give exactly one of out_lens and scales");
+    std::size_t n = out_lens.empty() ? scales.size() : out_lens.size();
+    const char* attr = out_lens.empty() ? "scales" : "out_lens";
+    if (n != rank) fail(attr, " has ", n, " values; expected ", rank, " (one per dim)");
+    for (std::size_t d = 0; d < rank; ++d) {
+        if (!out_lens.empty() && out_lens[d] < 0) fail("out_lens[", d, "]=", out_lens[d], "; expected a size >= 0");
+        if (!scales.empty() && !(scales[d] > 0)) fail("scales[", d, "]=", scales[d], "; expected a scale > 0");
     }
+    if (crop() && roi.size() != 2 * rank)
+        fail("roi has ", roi.size(), " values; tf_crop_and_resize expects ", 2 * rank, " (starts, then ends)");
+    if (!crop() && !roi.empty()) fail("roi is given but only tf_crop_and_resize uses it");
+}
 
-    bool crop() const { return coordinate_transformation_mode == "tf_crop_and_resize"; }
+std::size_t resize::out_len(std::size_t d, std::size_t in) const {
+    if (!out_lens.empty()) return static_cast<std::size_t>(out_lens[d]);
+    double box = crop() ? roi[d + scales.size()] - roi[d] : 1.0;
+    return static_cast<std::size_t>(std::max(std::floor(static_cast<double>(in) * box * scales[d]), 0.0));
+}
 
-    void check_attributes(std::size_t rank) const {
-        check_one_of(mode, "mode", {"nearest", "linear", "cubic"});
-        check_one_of(coordinate_transformation_mode, "coordinate_transformation_mode",
-                     {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
-                      "tf_crop_and_resize"});
-        check_one_of(nearest_mode, "nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
-        if (out_lens.empty() == scales.empty()) fail("give exactly one of out_lens and scales");
-        std::size_t n = out_lens.empty() ? scales.size() : out_lens.size();
-        const char* attr = out_lens.empty() ? "scales" : "out_lens";
-        if (n != rank) fail(attr, " has ", n, " values; expected ", rank, " (one per dim)");
-        for (std::size_t d = 0; d < rank; ++d) {
-            if (!out_lens.empty() && out_lens[d] < 0) fail("out_lens[", d, "]=", out_lens[d], "; expected a size >= 0");
-            if (!scales.empty() && !(scales[d] > 0)) fail("scales[", d, "]=", scales[d], "; expected a scale > 0");
+shape resize::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 1);
+    check_static(in);
+    check_type(in, 0, numeric_type, "a numeric type");
+    check_rank(in, 0, 1, true);
+    check_attributes(in[0].ndim());
+    std::vector<std::size_t> lens;
+    for (std::size_t d = 0; d < in[0].ndim(); ++d) {
+        lens.push_back(out_len(d, in[0].lens()[d]));
+        if (in[0].lens()[d] == 0 && lens.back() > 0) fail("dim ", d, " has size 0; there is nothing to resize");
+    }
+    return {in[0].type(), lens};
+}
+
+double resize::coordinate(std::size_t y, std::size_t d, std::size_t in, std::size_t out) const {
+    double scale = scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : scales[d];
+    double yd = static_cast<double>(y), ind = static_cast<double>(in), outd = static_cast<double>(out);
+    const std::string& m = coordinate_transformation_mode;
+    if (m == "asymmetric") return yd / scale;
+    if (m == "align_corners") return out == 1 ? 0.0 : yd * (ind - 1) / (outd - 1);
+    if (m == "pytorch_half_pixel") return out == 1 ? 0.0 : (yd + 0.5) / scale - 0.5;
+    if (m == "half_pixel_symmetric") {
+        // Centres the sampled region when the output length was rounded down from in * scale.
+        double offset = ind / 2 * (1 - outd / (scale * ind));
+        return offset + (yd + 0.5) / scale - 0.5;
+    }
+    if (crop()) {
+        double start = roi[d], end = roi[d + roi.size() / 2];
+        if (out == 1) return 0.5 * (start + end) * (ind - 1);
+        return yd * (end - start) * (ind - 1) / (outd - 1) + start * (ind - 1);
+    }
+    return (yd + 0.5) / scale - 0.5;  // half_pixel
+}
+
+std::vector<resize::tap> resize::taps_at(double x) const {
+    auto i = static_cast<std::int64_t>(std::floor(x));
+    double r = x - std::floor(x);
+    if (mode == "nearest") {
+        bool up = nearest_mode == "round_prefer_floor"  ? r > 0.5
+                  : nearest_mode == "round_prefer_ceil" ? r >= 0.5
+                  : nearest_mode == "ceil"              ? r > 0
+                                                        : false;
+        return {{i + (up ? 1 : 0), 1.0}};
+    }
+    if (mode == "linear") return {{i, 1 - r}, {i + 1, r}};
+    double a = cubic_coeff_a;
+    return {{i - 1, cubic_weight(r + 1, a)},
+            {i, cubic_weight(r, a)},
+            {i + 1, cubic_weight(1 - r, a)},
+            {i + 2, cubic_weight(2 - r, a)}};
+}
+
+bool resize::identity(std::size_t d, std::size_t in, std::size_t out) const {
+    bool unit_scale = scales.empty() || scales[d] == 1.0f;
+    bool whole = !crop() || (roi[d] == 0 && roi[d + roi.size() / 2] == 1);
+    return in == out && unit_scale && whole;
+}
+
+resize::dim_plan resize::plan(std::size_t d, std::size_t in, std::size_t out) const {
+    dim_plan p{std::vector<std::vector<tap>>(out), std::vector<bool>(out, false)};
+    auto last = static_cast<std::int64_t>(in) - 1;
+    for (std::size_t y = 0; y < out; ++y) {
+        if (identity(d, in, out)) {
+            p.taps[y] = {{static_cast<std::int64_t>(y), 1.0}};
+            continue;
         }
-        if (crop() && roi.size() != 2 * rank)
-            fail("roi has ", roi.size(), " values; tf_crop_and_resize expects ", 2 * rank, " (starts, then ends)");
-        if (!crop() && !roi.empty()) fail("roi is given but only tf_crop_and_resize uses it");
-    }
-
-    std::size_t out_len(std::size_t d, std::size_t in) const {
-        if (!out_lens.empty()) return static_cast<std::size_t>(out_lens[d]);
-        double box = crop() ? roi[d + scales.size()] - roi[d] : 1.0;
-        return static_cast<std::size_t>(std::max(std::floor(static_cast<double>(in) * box * scales[d]), 0.0));
-    }
-
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 1);
-        check_static(in);
-        check_type(in, 0, numeric_type, "a numeric type");
-        check_rank(in, 0, 1, true);
-        check_attributes(in[0].ndim());
-        std::vector<std::size_t> lens;
-        for (std::size_t d = 0; d < in[0].ndim(); ++d) {
-            lens.push_back(out_len(d, in[0].lens()[d]));
-            if (in[0].lens()[d] == 0 && lens.back() > 0) fail("dim ", d, " has size 0; there is nothing to resize");
+        double x = coordinate(y, d, in, out);
+        p.extrapolated[y] = crop() && (x < 0 || x > static_cast<double>(last));
+        auto taps = taps_at(x);
+        if (exclude_outside) {  // drop taps outside the input and renormalise the rest
+            double sum = 0;
+            for (auto& t : taps) sum += (t.weight = (t.index < 0 || t.index > last) ? 0.0 : t.weight);
+            if (sum != 0)
+                for (auto& t : taps) t.weight /= sum;
         }
-        return {in[0].type(), lens};
+        for (auto& t : taps) t.index = std::clamp<std::int64_t>(t.index, 0, last);
+        p.taps[y] = std::move(taps);
     }
+    return p;
+}
 
-    // The input coordinate that output index y maps to along dim d (ONNX's x_original).
-    double coordinate(std::size_t y, std::size_t d, std::size_t in, std::size_t out) const {
-        double scale = scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : scales[d];
-        double yd = static_cast<double>(y), ind = static_cast<double>(in), outd = static_cast<double>(out);
-        const std::string& m = coordinate_transformation_mode;
-        if (m == "asymmetric") return yd / scale;
-        if (m == "align_corners") return out == 1 ? 0.0 : yd * (ind - 1) / (outd - 1);
-        if (m == "pytorch_half_pixel") return out == 1 ? 0.0 : (yd + 0.5) / scale - 0.5;
-        if (m == "half_pixel_symmetric") {
-            // Centres the sampled region when the output length was rounded down from in * scale.
-            double offset = ind / 2 * (1 - outd / (scale * ind));
-            return offset + (yd + 0.5) / scale - 0.5;
-        }
-        if (crop()) {
-            double start = roi[d], end = roi[d + roi.size() / 2];
-            if (out == 1) return 0.5 * (start + end) * (ind - 1);
-            return yd * (end - start) * (ind - 1) / (outd - 1) + start * (ind - 1);
-        }
-        return (yd + 0.5) / scale - 0.5;  // half_pixel
-    }
-
-    // Taps around input coordinate x; at an integer x the element there has weight 1, any others 0.
-    std::vector<tap> taps_at(double x) const {
-        auto i = static_cast<std::int64_t>(std::floor(x));
-        double r = x - std::floor(x);
-        if (mode == "nearest") {
-            bool up = nearest_mode == "round_prefer_floor"  ? r > 0.5
-                      : nearest_mode == "round_prefer_ceil" ? r >= 0.5
-                      : nearest_mode == "ceil"              ? r > 0
-                                                            : false;
-            return {{i + (up ? 1 : 0), 1.0}};
-        }
-        if (mode == "linear") return {{i, 1 - r}, {i + 1, r}};
-        double a = cubic_coeff_a;
-        return {{i - 1, cubic_weight(r + 1, a)},
-                {i, cubic_weight(r, a)},
-                {i + 1, cubic_weight(1 - r, a)},
-                {i + 2, cubic_weight(2 - r, a)}};
-    }
-
-    // A dim that keeps its length at scale 1 (and the whole crop box) maps each index to itself.
-    // ONNX's reference skips such dims, so zero-weight taps never multiply an infinity there.
-    bool identity(std::size_t d, std::size_t in, std::size_t out) const {
-        bool unit_scale = scales.empty() || scales[d] == 1.0f;
-        bool whole = !crop() || (roi[d] == 0 && roi[d + roi.size() / 2] == 1);
-        return in == out && unit_scale && whole;
-    }
-
-    dim_plan plan(std::size_t d, std::size_t in, std::size_t out) const {
-        dim_plan p{std::vector<std::vector<tap>>(out), std::vector<bool>(out, false)};
-        auto last = static_cast<std::int64_t>(in) - 1;
-        for (std::size_t y = 0; y < out; ++y) {
-            if (identity(d, in, out)) {
-                p.taps[y] = {{static_cast<std::int64_t>(y), 1.0}};
-                continue;
-            }
-            double x = coordinate(y, d, in, out);
-            p.extrapolated[y] = crop() && (x < 0 || x > static_cast<double>(last));
-            auto taps = taps_at(x);
-            if (exclude_outside) {  // drop taps outside the input and renormalise the rest
-                double sum = 0;
-                for (auto& t : taps) sum += (t.weight = (t.index < 0 || t.index > last) ? 0.0 : t.weight);
-                if (sum != 0)
-                    for (auto& t : taps) t.weight /= sum;
-            }
-            for (auto& t : taps) t.index = std::clamp<std::int64_t>(t.index, 0, last);
-            p.taps[y] = std::move(taps);
-        }
-        return p;
-    }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        const shape& xs = args[0].get_shape();
-        std::vector<dim_plan> plans;
-        for (std::size_t d = 0; d < xs.ndim(); ++d) plans.push_back(plan(d, xs.lens()[d], out.lens()[d]));
-        argument r(out);
-        visit_type(xs.type(), [&](auto t) {
-            using T = decltype(t);
-            T* y = r.as<T>();
-            std::size_t k = 0;
-            for_each_index(out.lens(), [&](std::span<const std::size_t> o) {
-                double v = blend<T>(args[0], plans, o);
-                y[k++] = cast<T>(is_float_v<T> ? v : std::nearbyint(v));  // integers round half to even
-            });
+argument resize::compute(const shape& out, std::span<const argument> args) const {
+    const shape& xs = args[0].get_shape();
+    std::vector<dim_plan> plans;
+    for (std::size_t d = 0; d < xs.ndim(); ++d) plans.push_back(plan(d, xs.lens()[d], out.lens()[d]));
+    argument r(out);
+    visit_type(xs.type(), [&](auto t) {
+        using T = decltype(t);
+        T* y = r.as<T>();
+        std::size_t k = 0;
+        for_each_index(out.lens(), [&](std::span<const std::size_t> o) {
+            double v = blend<T>(args[0], plans, o);
+            y[k++] = cast<T>(is_float_v<T> ? v : std::nearbyint(v));  // integers round half to even
         });
-        return r;
-    }
+    });
+    return r;
+}
 
-    // The output element at o: the sum over every combination of one tap per dim of the product
-    // of their weights times the input element they address.
-    template <class T>
-    double blend(const argument& x, const std::vector<dim_plan>& plans, std::span<const std::size_t> o) const {
-        std::vector<std::size_t> counts;
+template <class T>
+double resize::blend(const argument& x, const std::vector<dim_plan>& plans, std::span<const std::size_t> o) const {
+    std::vector<std::size_t> counts;
+    for (std::size_t d = 0; d < plans.size(); ++d) {
+        if (plans[d].extrapolated[o[d]]) return extrapolation_value;
+        counts.push_back(plans[d].taps[o[d]].size());
+    }
+    const shape& xs = x.get_shape();
+    std::vector<std::size_t> idx(plans.size());
+    double sum = 0;
+    for_each_index(counts, [&](std::span<const std::size_t> pick) {
+        double w = 1;
         for (std::size_t d = 0; d < plans.size(); ++d) {
-            if (plans[d].extrapolated[o[d]]) return extrapolation_value;
-            counts.push_back(plans[d].taps[o[d]].size());
+            const tap& t = plans[d].taps[o[d]][pick[d]];
+            w *= t.weight;
+            idx[d] = static_cast<std::size_t>(t.index);
         }
-        const shape& xs = x.get_shape();
-        std::vector<std::size_t> idx(plans.size());
-        double sum = 0;
-        for_each_index(counts, [&](std::span<const std::size_t> pick) {
-            double w = 1;
-            for (std::size_t d = 0; d < plans.size(); ++d) {
-                const tap& t = plans[d].taps[o[d]][pick[d]];
-                w *= t.weight;
-                idx[d] = static_cast<std::size_t>(t.index);
-            }
-            sum += w * cast<double>(x.as<T>()[xs.index(idx)]);
-        });
-        return sum;
-    }
-};
+        sum += w * cast<double>(x.as<T>()[xs.index(idx)]);
+    });
+    return sum;
+}
 KILN_REGISTER_OP(resize)
 
-}  // namespace
 }  // namespace kiln::ops

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/pointwise.hpp"
+#include "ops/select.hpp"
 
 namespace kiln::ops {
 namespace {
@@ -17,35 +17,6 @@ void for_each_of_three(const shape& out, std::span<const argument> args, F&& f) 
     for (std::size_t i = 0; i < out.elements(); ++i) f(i, s0.index(i), s1.index(i), s2.index(i));
 }
 
-// where(cond, a, b): a where cond is true, else b (ONNX Where).
-struct where {
-    static constexpr std::string_view name = "where";
-    op_traits traits() const { return {.pointwise = true}; }
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 3);
-        check_type(in, 0, bool_type, "bool (the condition)");
-        if (in[2].type() != in[1].type())
-            fail("input 2 is ", dtype_name(in[2].type()), " but input 1 is ", dtype_name(in[1].type()),
-                 "; the two choices must have the same type");
-        return pointwise_shape(in, in[1].type());
-    }
-    argument compute(const shape& out, std::span<const argument> args) const {
-        argument r(out);
-        visit_type(out.type(), [&](auto t) {
-            using T = decltype(t);
-            const bool* cond = args[0].as<bool>();
-            const T* a = args[1].as<T>();
-            const T* b = args[2].as<T>();
-            T* y = r.as<T>();
-            for_each_of_three(out, args, [&](std::size_t i, std::size_t c, std::size_t ia, std::size_t ib) {
-                y[i] = cond[c] ? a[ia] : b[ib];
-            });
-        });
-        return r;
-    }
-};
-KILN_REGISTER_OP(where)
-
 // min(max(x, lo), hi), NaN-propagating like numpy.clip: a NaN x, lo or hi gives NaN.
 template <class C>
 C clamp(C x, C lo, C hi) {
@@ -55,34 +26,55 @@ C clamp(C x, C lo, C hi) {
     return y > hi ? hi : y;
 }
 
-// clip(x, lo, hi): ONNX Clip with both bounds given (the ONNX frontend supplies the type's full
-// range for an omitted one). When lo > hi the result is hi, as in ONNX.
-struct clip {
-    static constexpr std::string_view name = "clip";
-    op_traits traits() const { return {.pointwise = true}; }
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 3);
-        check_same_type(in);
-        check_type(in, 0, numeric_type, describe_types(numeric_type));
-        return pointwise_shape(in, in[0].type());
-    }
-    argument compute(const shape& out, std::span<const argument> args) const {
-        argument r(out);
-        visit_type(out.type(), [&](auto t) {
-            using T = decltype(t);
-            using C = compute_t<T>;
-            const T* x = args[0].as<T>();
-            const T* lo = args[1].as<T>();
-            const T* hi = args[2].as<T>();
-            T* y = r.as<T>();
-            for_each_of_three(out, args, [&](std::size_t i, std::size_t ix, std::size_t il, std::size_t ih) {
-                y[i] = cast<T>(clamp(cast<C>(x[ix]), cast<C>(lo[il]), cast<C>(hi[ih])));
-            });
+}  // namespace
+
+shape where::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 3);
+    check_type(in, 0, bool_type, "bool (the condition)");
+    if (in[2].type() != in[1].type())
+        fail("input 2 is ", dtype_name(in[2].type()), " but input 1 is ", dtype_name(in[1].type()),
+             "; the two choices must have the same type");
+    return pointwise_shape(in, in[1].type());
+}
+
+argument where::compute(const shape& out, std::span<const argument> args) const {
+    argument r(out);
+    visit_type(out.type(), [&](auto t) {
+        using T = decltype(t);
+        const bool* cond = args[0].as<bool>();
+        const T* a = args[1].as<T>();
+        const T* b = args[2].as<T>();
+        T* y = r.as<T>();
+        for_each_of_three(out, args, [&](std::size_t i, std::size_t c, std::size_t ia, std::size_t ib) {
+            y[i] = cond[c] ? a[ia] : b[ib];
         });
-        return r;
-    }
-};
+    });
+    return r;
+}
+KILN_REGISTER_OP(where)
+
+shape clip::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 3);
+    check_same_type(in);
+    check_type(in, 0, numeric_type, describe_types(numeric_type));
+    return pointwise_shape(in, in[0].type());
+}
+
+argument clip::compute(const shape& out, std::span<const argument> args) const {
+    argument r(out);
+    visit_type(out.type(), [&](auto t) {
+        using T = decltype(t);
+        using C = compute_t<T>;
+        const T* x = args[0].as<T>();
+        const T* lo = args[1].as<T>();
+        const T* hi = args[2].as<T>();
+        T* y = r.as<T>();
+        for_each_of_three(out, args, [&](std::size_t i, std::size_t ix, std::size_t il, std::size_t ih) {
+            y[i] = cast<T>(clamp(cast<C>(x[ix]), cast<C>(lo[il]), cast<C>(hi[ih])));
+        });
+    });
+    return r;
+}
 KILN_REGISTER_OP(clip)
 
-}  // namespace
 }  // namespace kiln::ops

@@ -1,6 +1,8 @@
 // Shape ops that relabel elements without moving them: each returns a view of its input (new
 // lens and strides, maybe an element offset) and says so with output_alias. reshape, flatten and
 // negative-step slices cannot always be expressed as strides; they copy then.
+#include "ops/views.hpp"
+
 #include <algorithm>
 
 #include "ops/movement.hpp"
@@ -16,254 +18,194 @@ argument relabel(const shape& out, const argument& x) {
 
 int alias_if_standard(std::span<const shape> in) { return !in.empty() && in[0].standard() ? 0 : -1; }
 
-// ONNX Reshape: -1 infers one dim from the element count; 0 copies the input's dim at that
-// position unless allowzero, where 0 is a real size.
-struct reshape {
-    std::vector<std::int64_t> dims;
-    bool allowzero = false;
-    static constexpr std::string_view name = "reshape";
-    auto attributes() { return fields(field("dims", dims), field("allowzero", allowzero)); }
-    int output_alias(std::span<const shape> in) const { return alias_if_standard(in); }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_one_input(in);
-        const shape& x = in[0];
-        std::vector<std::size_t> lens;
-        std::size_t infer = dims.size();
-        bool has_zero = false;
-        for (std::size_t i = 0; i < dims.size(); ++i) {
-            std::int64_t d = dims[i];
-            if (d < -1) fail("dims[", i, "]=", d, " is negative; expected -1, 0 or a size");
-            if (d == -1) {
-                if (infer != dims.size()) fail("dims has more than one -1 (at ", infer, " and ", i, ")");
-                infer = i;
-                lens.push_back(1);
-            } else if (d == 0 && !allowzero) {
-                if (i >= x.ndim())
-                    fail("dims[", i, "]=0 copies input dim ", i, ", but input 0 has ", x.ndim(), " dims");
-                lens.push_back(x.lens()[i]);
-            } else {
-                has_zero = has_zero || d == 0;
-                lens.push_back(static_cast<std::size_t>(d));
-            }
+int reshape::output_alias(std::span<const shape> in) const { return alias_if_standard(in); }
+
+shape reshape::compute_shape(std::span<const shape> in) const {
+    check_one_input(in);
+    const shape& x = in[0];
+    std::vector<std::size_t> lens;
+    std::size_t infer = dims.size();
+    bool has_zero = false;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+        std::int64_t d = dims[i];
+        if (d < -1) fail("dims[", i, "]=", d, " is negative; expected -1, 0 or a size");
+        if (d == -1) {
+            if (infer != dims.size()) fail("dims has more than one -1 (at ", infer, " and ", i, ")");
+            infer = i;
+            lens.push_back(1);
+        } else if (d == 0 && !allowzero) {
+            if (i >= x.ndim())
+                fail("dims[", i, "]=0 copies input dim ", i, ", but input 0 has ", x.ndim(), " dims");
+            lens.push_back(x.lens()[i]);
+        } else {
+            has_zero = has_zero || d == 0;
+            lens.push_back(static_cast<std::size_t>(d));
         }
-        if (infer != dims.size()) {
-            if (has_zero) fail("dims has both -1 and a 0 size (allowzero); the -1 cannot be inferred");
-            std::size_t known = elements_of(lens);
-            if (known == 0) fail("cannot infer the -1 in dims: the other dims have 0 elements");
-            if (x.elements() % known != 0)
-                fail("cannot infer the -1 in dims: ", x.elements(), " elements of input 0 (", to_string(x),
-                     ") are not a multiple of ", known);
-            lens[infer] = x.elements() / known;
-        }
-        if (elements_of(lens) != x.elements())
-            fail("dims give ", lens_to_string(lens), " = ", elements_of(lens), " elements, but input 0 (", to_string(x),
-                 ") has ", x.elements());
-        return {x.type(), lens};
     }
-    argument compute(const shape& out, std::span<const argument> args) const { return relabel(out, args[0]); }
-};
+    if (infer != dims.size()) {
+        if (has_zero) fail("dims has both -1 and a 0 size (allowzero); the -1 cannot be inferred");
+        std::size_t known = elements_of(lens);
+        if (known == 0) fail("cannot infer the -1 in dims: the other dims have 0 elements");
+        if (x.elements() % known != 0)
+            fail("cannot infer the -1 in dims: ", x.elements(), " elements of input 0 (", to_string(x),
+                 ") are not a multiple of ", known);
+        lens[infer] = x.elements() / known;
+    }
+    if (elements_of(lens) != x.elements())
+        fail("dims give ", lens_to_string(lens), " = ", elements_of(lens), " elements, but input 0 (", to_string(x),
+             ") has ", x.elements());
+    return {x.type(), lens};
+}
+
+argument reshape::compute(const shape& out, std::span<const argument> args) const { return relabel(out, args[0]); }
 KILN_REGISTER_OP(reshape)
 
-// ONNX Flatten: dims before `axis` become the rows, the rest the columns.
-struct flatten {
-    std::int64_t axis = 1;
-    static constexpr std::string_view name = "flatten";
-    auto attributes() { return fields(field("axis", axis)); }
-    int output_alias(std::span<const shape> in) const { return alias_if_standard(in); }
+int flatten::output_alias(std::span<const shape> in) const { return alias_if_standard(in); }
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_one_input(in);
-        const auto& lens = in[0].lens();
-        // axis may equal the rank (every dim becomes a row), unlike most axis attributes.
-        auto r = static_cast<std::int64_t>(lens.size());
-        if (axis < -r || axis > r)
-            fail("axis=", axis, " is out of range for ", r, " dims (valid: ", -r, " to ", r, ")");
-        auto a = static_cast<std::size_t>(axis < 0 ? axis + r : axis);
-        std::size_t rows = elements_of(std::span(lens).first(a));
-        std::size_t cols = elements_of(std::span(lens).subspan(a));
-        return {in[0].type(), {rows, cols}};
-    }
-    argument compute(const shape& out, std::span<const argument> args) const { return relabel(out, args[0]); }
-};
+shape flatten::compute_shape(std::span<const shape> in) const {
+    check_one_input(in);
+    const auto& lens = in[0].lens();
+    // axis may equal the rank (every dim becomes a row), unlike most axis attributes.
+    auto r = static_cast<std::int64_t>(lens.size());
+    if (axis < -r || axis > r)
+        fail("axis=", axis, " is out of range for ", r, " dims (valid: ", -r, " to ", r, ")");
+    auto a = static_cast<std::size_t>(axis < 0 ? axis + r : axis);
+    std::size_t rows = elements_of(std::span(lens).first(a));
+    std::size_t cols = elements_of(std::span(lens).subspan(a));
+    return {in[0].type(), {rows, cols}};
+}
+
+argument flatten::compute(const shape& out, std::span<const argument> args) const { return relabel(out, args[0]); }
 KILN_REGISTER_OP(flatten)
 
-// ONNX Transpose: output dim i is input dim permutation[i]; an empty permutation reverses the dims.
-struct transpose {
-    std::vector<std::int64_t> permutation;
-    static constexpr std::string_view name = "transpose";
-    auto attributes() { return fields(field("permutation", permutation)); }
-    op_traits traits() const { return {.output_alias = 0}; }
-
-    shape compute_shape(std::span<const shape> in) const {
-        check_one_input(in);
-        const shape& x = in[0];
-        std::size_t n = x.ndim();
-        std::vector<std::size_t> perm(n);
-        for (std::size_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
-        if (!permutation.empty()) {
-            if (permutation.size() != n)
-                fail("permutation has ", permutation.size(), " entries; input 0 has ", n, " dims");
-            std::vector<bool> seen(n, false);
-            for (std::size_t i = 0; i < n; ++i) {
-                std::int64_t p = permutation[i];
-                if (p < 0 || p >= static_cast<std::int64_t>(n) || seen[p])
-                    fail("permutation ", ints_to_string(permutation), " is not a permutation of 0..", n - 1);
-                seen[p] = true;
-                perm[i] = static_cast<std::size_t>(p);
-            }
-        }
-        std::vector<std::size_t> lens(n), strides(n);
+shape transpose::compute_shape(std::span<const shape> in) const {
+    check_one_input(in);
+    const shape& x = in[0];
+    std::size_t n = x.ndim();
+    std::vector<std::size_t> perm(n);
+    for (std::size_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
+    if (!permutation.empty()) {
+        if (permutation.size() != n)
+            fail("permutation has ", permutation.size(), " entries; input 0 has ", n, " dims");
+        std::vector<bool> seen(n, false);
         for (std::size_t i = 0; i < n; ++i) {
-            lens[i] = x.lens()[perm[i]];
-            strides[i] = x.strides()[perm[i]];
+            std::int64_t p = permutation[i];
+            if (p < 0 || p >= static_cast<std::int64_t>(n) || seen[p])
+                fail("permutation ", ints_to_string(permutation), " is not a permutation of 0..", n - 1);
+            seen[p] = true;
+            perm[i] = static_cast<std::size_t>(p);
         }
-        return {x.type(), lens, strides};
     }
-    argument compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
-};
+    std::vector<std::size_t> lens(n), strides(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        lens[i] = x.lens()[perm[i]];
+        strides[i] = x.strides()[perm[i]];
+    }
+    return {x.type(), lens, strides};
+}
+
+argument transpose::compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
 KILN_REGISTER_OP(transpose)
 
-// MIGraphX broadcast: input dims line up with out_lens[axis], out_lens[axis + 1], ...; every other
-// output dim (and input dims of size 1) repeat with stride 0.
-struct broadcast {
-    std::int64_t axis = 0;
-    std::vector<std::int64_t> out_lens;
-    static constexpr std::string_view name = "broadcast";
-    auto attributes() { return fields(field("axis", axis), field("out_lens", out_lens)); }
-    op_traits traits() const { return {.output_alias = 0}; }
-
-    shape compute_shape(std::span<const shape> in) const {
-        check_one_input(in);
-        const shape& x = in[0];
-        auto lens = to_lens(out_lens, "out_lens");
-        if (axis < 0 || static_cast<std::size_t>(axis) + x.ndim() > lens.size())
-            fail("axis=", axis, " does not place input 0's ", x.ndim(), " dims inside out_lens ", lens_to_string(lens));
-        auto a = static_cast<std::size_t>(axis);
-        std::vector<std::size_t> strides(lens.size(), 0);
-        for (std::size_t i = 0; i < x.ndim(); ++i) {
-            std::size_t l = x.lens()[i];
-            if (l != lens[a + i] && l != 1)
-                fail("input 0 dim ", i, " is ", l, " but out_lens[", a + i, "] is ", lens[a + i],
-                     "; expected equal or 1");
-            strides[a + i] = l == lens[a + i] ? x.strides()[i] : 0;
-        }
-        return {x.type(), lens, strides};
+shape broadcast::compute_shape(std::span<const shape> in) const {
+    check_one_input(in);
+    const shape& x = in[0];
+    auto lens = to_lens(out_lens, "out_lens");
+    if (axis < 0 || static_cast<std::size_t>(axis) + x.ndim() > lens.size())
+        fail("axis=", axis, " does not place input 0's ", x.ndim(), " dims inside out_lens ", lens_to_string(lens));
+    auto a = static_cast<std::size_t>(axis);
+    std::vector<std::size_t> strides(lens.size(), 0);
+    for (std::size_t i = 0; i < x.ndim(); ++i) {
+        std::size_t l = x.lens()[i];
+        if (l != lens[a + i] && l != 1)
+            fail("input 0 dim ", i, " is ", l, " but out_lens[", a + i, "] is ", lens[a + i],
+                 "; expected equal or 1");
+        strides[a + i] = l == lens[a + i] ? x.strides()[i] : 0;
     }
-    argument compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
-};
+    return {x.type(), lens, strides};
+}
+
+argument broadcast::compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
 KILN_REGISTER_OP(broadcast)
 
-// numpy broadcast of the input to exactly out_lens (the input's dims align to the right).
-struct multibroadcast {
-    std::vector<std::int64_t> out_lens;
-    static constexpr std::string_view name = "multibroadcast";
-    auto attributes() { return fields(field("out_lens", out_lens)); }
-    op_traits traits() const { return {.output_alias = 0}; }
+shape multibroadcast::compute_shape(std::span<const shape> in) const {
+    check_one_input(in);
+    const shape& x = in[0];
+    auto lens = to_lens(out_lens, "out_lens");
+    if (x.ndim() > lens.size()) fail("input 0 has ", x.ndim(), " dims, more than out_lens ", lens_to_string(lens));
+    std::size_t off = lens.size() - x.ndim();
+    for (std::size_t i = 0; i < x.ndim(); ++i)
+        if (x.lens()[i] != 1 && x.lens()[i] != lens[off + i])
+            fail("cannot broadcast input 0 ", lens_to_string(x.lens()), " to ", lens_to_string(lens), ": dim ", i,
+                 " is ", x.lens()[i]);
+    return broadcast_to(x, lens);
+}
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_one_input(in);
-        const shape& x = in[0];
-        auto lens = to_lens(out_lens, "out_lens");
-        if (x.ndim() > lens.size()) fail("input 0 has ", x.ndim(), " dims, more than out_lens ", lens_to_string(lens));
-        std::size_t off = lens.size() - x.ndim();
-        for (std::size_t i = 0; i < x.ndim(); ++i)
-            if (x.lens()[i] != 1 && x.lens()[i] != lens[off + i])
-                fail("cannot broadcast input 0 ", lens_to_string(x.lens()), " to ", lens_to_string(lens), ": dim ", i,
-                     " is ", x.lens()[i]);
-        return broadcast_to(x, lens);
-    }
-    argument compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
-};
+argument multibroadcast::compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
 KILN_REGISTER_OP(multibroadcast)
 
-// ONNX Expand: the output lens are the numpy broadcast of the input's lens and `dims`, so a 1 in
-// dims keeps the input's dim.
-struct expand {
-    std::vector<std::int64_t> dims;
-    static constexpr std::string_view name = "expand";
-    auto attributes() { return fields(field("dims", dims)); }
-    op_traits traits() const { return {.output_alias = 0}; }
+shape expand::compute_shape(std::span<const shape> in) const {
+    check_one_input(in);
+    shape target(in[0].type(), to_lens(dims, "dims"));
+    std::vector<shape> both = {in[0], target};
+    return broadcast_to(in[0], broadcast_lens(both));
+}
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_one_input(in);
-        shape target(in[0].type(), to_lens(dims, "dims"));
-        std::vector<shape> both = {in[0], target};
-        return broadcast_to(in[0], broadcast_lens(both));
-    }
-    argument compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
-};
+argument expand::compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
 KILN_REGISTER_OP(expand)
 
-// ONNX Squeeze: removes the listed dims, which must be 1; no axes removes every dim of size 1.
-struct squeeze {
-    std::vector<std::int64_t> axes;
-    static constexpr std::string_view name = "squeeze";
-    auto attributes() { return fields(field("axes", axes)); }
-    op_traits traits() const { return {.output_alias = 0}; }
-
-    shape compute_shape(std::span<const shape> in) const {
-        check_one_input(in);
-        const shape& x = in[0];
-        std::vector<bool> drop(x.ndim(), false);
-        if (axes.empty())
-            for (std::size_t i = 0; i < x.ndim(); ++i) drop[i] = x.lens()[i] == 1;
-        for (auto a : normalize_axes(axes, x.ndim())) {
-            if (x.lens()[a] != 1)
-                fail("cannot squeeze dim ", a, " of input 0 ", lens_to_string(x.lens()), ": it is not 1");
-            drop[a] = true;
-        }
-        std::vector<std::size_t> lens, strides;
-        for (std::size_t i = 0; i < x.ndim(); ++i) {
-            if (drop[i]) continue;
-            lens.push_back(x.lens()[i]);
-            strides.push_back(x.strides()[i]);
-        }
-        return {x.type(), lens, strides};
+shape squeeze::compute_shape(std::span<const shape> in) const {
+    check_one_input(in);
+    const shape& x = in[0];
+    std::vector<bool> drop(x.ndim(), false);
+    if (axes.empty())
+        for (std::size_t i = 0; i < x.ndim(); ++i) drop[i] = x.lens()[i] == 1;
+    for (auto a : normalize_axes(axes, x.ndim())) {
+        if (x.lens()[a] != 1)
+            fail("cannot squeeze dim ", a, " of input 0 ", lens_to_string(x.lens()), ": it is not 1");
+        drop[a] = true;
     }
-    argument compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
-};
+    std::vector<std::size_t> lens, strides;
+    for (std::size_t i = 0; i < x.ndim(); ++i) {
+        if (drop[i]) continue;
+        lens.push_back(x.lens()[i]);
+        strides.push_back(x.strides()[i]);
+    }
+    return {x.type(), lens, strides};
+}
+
+argument squeeze::compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
 KILN_REGISTER_OP(squeeze)
 
-// ONNX Unsqueeze (opset 13): inserts dims of size 1 at `axes`, counted in the output's rank.
-struct unsqueeze {
-    std::vector<std::int64_t> axes;
-    static constexpr std::string_view name = "unsqueeze";
-    auto attributes() { return fields(field("axes", axes)); }
-    op_traits traits() const { return {.output_alias = 0}; }
-
-    shape compute_shape(std::span<const shape> in) const {
-        check_one_input(in);
-        const shape& x = in[0];
-        std::size_t rank = x.ndim() + axes.size();
-        std::vector<bool> inserted(rank, false);
-        for (auto a : normalize_axes(axes, rank)) inserted[a] = true;
-        std::vector<std::size_t> lens(rank), strides(rank);
-        // Walk from the innermost dim so an inserted dim can take the stride a standard layout gives it.
-        std::size_t next = x.ndim(), stride = 1;
-        for (std::size_t i = rank; i-- > 0;) {
-            if (inserted[i]) {
-                lens[i] = 1;
-            } else {
-                --next;
-                lens[i] = x.lens()[next];
-                stride = x.strides()[next];
-            }
-            strides[i] = stride;
-            if (!inserted[i]) stride *= std::max<std::size_t>(lens[i], 1);
+shape unsqueeze::compute_shape(std::span<const shape> in) const {
+    check_one_input(in);
+    const shape& x = in[0];
+    std::size_t rank = x.ndim() + axes.size();
+    std::vector<bool> inserted(rank, false);
+    for (auto a : normalize_axes(axes, rank)) inserted[a] = true;
+    std::vector<std::size_t> lens(rank), strides(rank);
+    // Walk from the innermost dim so an inserted dim can take the stride a standard layout gives it.
+    std::size_t next = x.ndim(), stride = 1;
+    for (std::size_t i = rank; i-- > 0;) {
+        if (inserted[i]) {
+            lens[i] = 1;
+        } else {
+            --next;
+            lens[i] = x.lens()[next];
+            stride = x.strides()[next];
         }
-        return {x.type(), lens, strides};
+        strides[i] = stride;
+        if (!inserted[i]) stride *= std::max<std::size_t>(lens[i], 1);
     }
-    argument compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
-};
+    return {x.type(), lens, strides};
+}
+
+argument unsqueeze::compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
 KILN_REGISTER_OP(unsqueeze)
 
-// The elements one axis of a slice keeps: start, start + step, ... (len of them).
-struct slice_range {
-    std::int64_t start = 0;
-    std::int64_t step = 1;
-    std::size_t len = 0;
-};
+namespace {
 
 // ONNX Slice clamping: negative starts/ends count from the end, then starts and ends clamp to
 // the dim ([0, dim] for positive steps, [0, dim-1] and [-1, dim-1] for negative ones).
@@ -286,105 +228,88 @@ slice_range clamp_range(std::int64_t start, std::int64_t end, std::int64_t step,
     return {start, step, static_cast<std::size_t>(len)};
 }
 
-// ONNX Slice with starts/ends/axes/steps as attributes (no axes: the first dims; no steps: 1).
-// Positive steps give a view; negative steps copy, as strides cannot be negative.
-struct slice {
-    std::vector<std::int64_t> axes;
-    std::vector<std::int64_t> starts;
-    std::vector<std::int64_t> ends;
-    std::vector<std::int64_t> steps;
-    static constexpr std::string_view name = "slice";
-    auto attributes() {
-        return fields(field("axes", axes), field("starts", starts), field("ends", ends), field("steps", steps));
-    }
-    int output_alias(std::span<const shape> in) const {
-        if (in.size() != 1 || in[0].dynamic() || in[0].is_tuple()) return -1;
-        return forward(ranges(in[0])) ? 0 : -1;
-    }
-    static bool forward(const std::vector<slice_range>& rs) {
-        return std::all_of(rs.begin(), rs.end(), [](const slice_range& r) { return r.step > 0; });
-    }
+}  // namespace
 
-    // One range per input dim; throws on inconsistent attributes.
-    std::vector<slice_range> ranges(const shape& x) const {
-        std::size_t n = starts.size();
-        if (ends.size() != n) fail("starts has ", n, " entries but ends has ", ends.size());
-        if (!axes.empty() && axes.size() != n) fail("starts has ", n, " entries but axes has ", axes.size());
-        if (!steps.empty() && steps.size() != n) fail("starts has ", n, " entries but steps has ", steps.size());
-        if (axes.empty() && n > x.ndim()) fail("starts has ", n, " entries but input 0 has ", x.ndim(), " dims");
-        std::vector<slice_range> rs;
-        for (auto l : x.lens()) rs.push_back({0, 1, l});
-        std::vector<std::size_t> ax;
-        if (axes.empty())
-            for (std::size_t i = 0; i < n; ++i) ax.push_back(i);
-        else
-            ax = normalize_axes(axes, x.ndim());
-        for (std::size_t i = 0; i < n; ++i) {
-            std::int64_t step = steps.empty() ? 1 : steps[i];
-            if (step == 0) fail("steps[", i, "]=0; a step cannot be 0");
-            rs[ax[i]] = clamp_range(starts[i], ends[i], step, x.lens()[ax[i]]);
-        }
-        return rs;
-    }
+int slice::output_alias(std::span<const shape> in) const {
+    if (in.size() != 1 || in[0].dynamic() || in[0].is_tuple()) return -1;
+    return forward(ranges(in[0])) ? 0 : -1;
+}
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_one_input(in);
-        const shape& x = in[0];
-        auto rs = ranges(x);
-        std::vector<std::size_t> lens;
-        for (const auto& r : rs) lens.push_back(r.len);
-        if (!forward(rs)) return {x.type(), lens};  // copied in standard layout
-        std::vector<std::size_t> strides;
-        for (std::size_t d = 0; d < rs.size(); ++d)
-            strides.push_back(x.strides()[d] * static_cast<std::size_t>(rs[d].step));
-        return {x.type(), lens, strides};
-    }
+bool slice::forward(const std::vector<slice_range>& rs) {
+    return std::all_of(rs.begin(), rs.end(), [](const slice_range& r) { return r.step > 0; });
+}
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        const shape& xs = args[0].get_shape();
-        auto rs = ranges(xs);
-        if (forward(rs)) {
-            // An empty slice may start one past the end of a dim; it reads nothing, so offset 0.
-            std::size_t offset = 0;
-            if (out.elements() > 0)
-                for (std::size_t d = 0; d < rs.size(); ++d)
-                    offset += static_cast<std::size_t>(rs[d].start) * xs.strides()[d];
-            return args[0].view(out, offset);
-        }
-        argument r(out);
-        copy_mapped(r, args[0], [&](std::span<const std::size_t> idx) {
-            std::int64_t off = 0;
-            for (std::size_t d = 0; d < idx.size(); ++d)
-                off += (rs[d].start + static_cast<std::int64_t>(idx[d]) * rs[d].step) *
-                       static_cast<std::int64_t>(xs.strides()[d]);
-            return static_cast<std::size_t>(off);
-        });
-        return r;
+std::vector<slice_range> slice::ranges(const shape& x) const {
+    std::size_t n = starts.size();
+    if (ends.size() != n) fail("starts has ", n, " entries but ends has ", ends.size());
+    if (!axes.empty() && axes.size() != n) fail("starts has ", n, " entries but axes has ", axes.size());
+    if (!steps.empty() && steps.size() != n) fail("starts has ", n, " entries but steps has ", steps.size());
+    if (axes.empty() && n > x.ndim()) fail("starts has ", n, " entries but input 0 has ", x.ndim(), " dims");
+    std::vector<slice_range> rs;
+    for (auto l : x.lens()) rs.push_back({0, 1, l});
+    std::vector<std::size_t> ax;
+    if (axes.empty())
+        for (std::size_t i = 0; i < n; ++i) ax.push_back(i);
+    else
+        ax = normalize_axes(axes, x.ndim());
+    for (std::size_t i = 0; i < n; ++i) {
+        std::int64_t step = steps.empty() ? 1 : steps[i];
+        if (step == 0) fail("steps[", i, "]=0; a step cannot be 0");
+        rs[ax[i]] = clamp_range(starts[i], ends[i], step, x.lens()[ax[i]]);
     }
-};
+    return rs;
+}
+
+shape slice::compute_shape(std::span<const shape> in) const {
+    check_one_input(in);
+    const shape& x = in[0];
+    auto rs = ranges(x);
+    std::vector<std::size_t> lens;
+    for (const auto& r : rs) lens.push_back(r.len);
+    if (!forward(rs)) return {x.type(), lens};  // copied in standard layout
+    std::vector<std::size_t> strides;
+    for (std::size_t d = 0; d < rs.size(); ++d)
+        strides.push_back(x.strides()[d] * static_cast<std::size_t>(rs[d].step));
+    return {x.type(), lens, strides};
+}
+
+argument slice::compute(const shape& out, std::span<const argument> args) const {
+    const shape& xs = args[0].get_shape();
+    auto rs = ranges(xs);
+    if (forward(rs)) {
+        // An empty slice may start one past the end of a dim; it reads nothing, so offset 0.
+        std::size_t offset = 0;
+        if (out.elements() > 0)
+            for (std::size_t d = 0; d < rs.size(); ++d)
+                offset += static_cast<std::size_t>(rs[d].start) * xs.strides()[d];
+        return args[0].view(out, offset);
+    }
+    argument r(out);
+    copy_mapped(r, args[0], [&](std::span<const std::size_t> idx) {
+        std::int64_t off = 0;
+        for (std::size_t d = 0; d < idx.size(); ++d)
+            off += (rs[d].start + static_cast<std::int64_t>(idx[d]) * rs[d].step) *
+                   static_cast<std::int64_t>(xs.strides()[d]);
+        return static_cast<std::size_t>(off);
+    });
+    return r;
+}
 KILN_REGISTER_OP(slice)
 
-// A copy in standard layout.
-struct contiguous {
-    static constexpr std::string_view name = "contiguous";
-    shape compute_shape(std::span<const shape> in) const {
-        check_one_input(in);
-        return in[0].as_standard();
-    }
-    argument compute(const shape&, std::span<const argument> args) const { return args[0].copy(); }
-};
+shape contiguous::compute_shape(std::span<const shape> in) const {
+    check_one_input(in);
+    return in[0].as_standard();
+}
+
+argument contiguous::compute(const shape&, std::span<const argument> args) const { return args[0].copy(); }
 KILN_REGISTER_OP(contiguous)
 
-struct identity {
-    static constexpr std::string_view name = "identity";
-    op_traits traits() const { return {.output_alias = 0}; }
-    shape compute_shape(std::span<const shape> in) const {
-        check_one_input(in);
-        return in[0];
-    }
-    argument compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
-};
+shape identity::compute_shape(std::span<const shape> in) const {
+    check_one_input(in);
+    return in[0];
+}
+
+argument identity::compute(const shape& out, std::span<const argument> args) const { return args[0].view(out); }
 KILN_REGISTER_OP(identity)
 
-}  // namespace
 }  // namespace kiln::ops

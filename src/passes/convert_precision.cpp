@@ -2,35 +2,26 @@
 
 #include <algorithm>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/error.hpp"
 #include "core/eval.hpp"
+#include "ops/convert.hpp"
 
 namespace kiln {
 
 namespace {
 
-// Ops that read float32 inputs whatever the precision. Reductions are found by their trait; these
-// have none because their result keeps the input's shape:
+// Ops that read float32 inputs whatever the precision: reductions, and ops marked precision
+// sensitive because their result keeps the input's shape:
 //  - statistics over many elements, which overflow or lose all precision in 16 bits: softmax's
 //    exp sums, the normalisations' means and variances, running sums and products, LRN's window
 //    sums of squares, DFT's sums over an axis, a determinant's products;
 //  - ops whose result must not depend on the float type: bitcast reinterprets the bits, and
 //    quantizelinear's integers would move by one step with a 16-bit x / scale.
-const std::unordered_set<std::string_view>& float32_ops() {
-    static const std::unordered_set<std::string_view> ops = {
-        "softmax", "logsoftmax",
-        "layernorm", "group_norm", "instancenorm", "batch_norm_inference", "rms_norm", "lp_normalization",
-        "mean_variance_normalization",
-        "cumsum", "cumprod", "lrn", "dft", "det",
-        "bitcast", "quantizelinear"};
-    return ops;
-}
-
 bool reads_float32(const instruction& ins) {
     if (!ins.module_inputs().empty() || ins.is_return()) return true;   // interfaces stay float32
-    return ins.get_operator().traits().reduction || float32_ops().contains(ins.name());
+    auto t = ins.get_operator().traits();
+    return t.reduction || t.precision_sensitive;
 }
 
 bool declares_float32(const shape& s) {
@@ -100,7 +91,7 @@ private:
         }
         operation op = ins->get_operator();
         // A conversion into float32 (from integers, say) converts into the low type instead.
-        if (op.name() == "convert" && ins->get_shape().type() == dtype::float32 && !float32_inputs)
+        if (op.get_if<ops::convert>() && ins->get_shape().type() == dtype::float32 && !float32_inputs)
             op = op.with_attributes({{"target_type", std::string(dtype_name(low_))}});
         if (inputs == ins->inputs() && op == ins->get_operator()) return ins;
         try {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "ops/gemm.hpp"
+#include "ops/normalization.hpp"
 #include "passes/simplify_rules.hpp"
 
 namespace kiln {
@@ -13,7 +15,8 @@ using match::op;
 
 // Whether a per-channel scale (dim 1) on x folds into x's weights. A dot scales its last dim.
 bool channel_scale_folds(instruction_ref x) {
-    return x->outputs().size() == 1 && takes_scale(x) && (x->name() != "dot" || x->get_shape().ndim() == 2);
+    return x->outputs().size() == 1 && takes_scale(x) &&
+           (!x->get_operator().get_if<ops::dot>() || x->get_shape().ndim() == 2);
 }
 
 // Whether y * f folds into y's weights: y takes a channel scale, or is such an op plus a constant.
@@ -39,7 +42,7 @@ rule bn_to_scale_shift() {
             [](rewriter& r, const bindings& bs) {
                 auto y = bs["y"];
                 if (!folds(y)) return false;
-                double eps = r.root()->get_operator().attributes().at("epsilon").as_float();
+                double eps = r.root()->get_operator().get<ops::batch_norm_inference>().epsilon;
                 auto s = literal_values(*bs["s"]), b = literal_values(*bs["b"]);
                 auto m = literal_values(*bs["m"]), v = literal_values(*bs["v"]);
                 std::vector<double> f(s.size()), shift(s.size());

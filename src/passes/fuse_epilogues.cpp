@@ -10,8 +10,8 @@ namespace kiln {
 namespace {
 
 bool is_contraction(const instruction& ins) {
-    bool named = ins.name() == "dot" || ins.name() == "gemm" || ins.name() == "convolution";
-    return named && !ins.get_shape().dynamic() && ins.get_shape().standard() && !is_packed(ins.get_shape().type());
+    return ins.get_operator().traits().contraction && !ins.get_shape().dynamic() && ins.get_shape().standard() &&
+           !is_packed(ins.get_shape().type());
 }
 
 // Fusible pointwise ops reachable from `anchor` through fusible pointwise ops, latest first.

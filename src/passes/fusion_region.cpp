@@ -8,7 +8,7 @@
 
 namespace kiln {
 
-bool is_broadcast_view(const instruction& ins) { return ins.name() == "multibroadcast" || ins.name() == "broadcast"; }
+bool is_broadcast_view(const instruction& ins) { return ins.get_operator().traits().broadcast_view; }
 
 bool is_small_literal(const instruction& ins) {
     // A few elements fit in a kernel's constants; larger ones are read from memory like any input.

@@ -20,7 +20,7 @@
 
 namespace kiln {
 
-// multibroadcast and broadcast: views that only repeat elements.
+// Views that only repeat elements (the broadcast_view trait).
 bool is_broadcast_view(const instruction& ins);
 // A literal copied into fused bodies rather than passed in (scalars and a few elements).
 bool is_small_literal(const instruction& ins);

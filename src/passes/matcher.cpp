@@ -65,6 +65,8 @@ bool match_args(const std::vector<pattern>& args, const std::vector<instruction_
 }  // namespace
 
 pattern op(std::string name, std::vector<pattern> args) {
+    // A misspelt or removed op would otherwise make the rule silently never match.
+    if (!has_op(name)) fail("pattern names op '", name, "', which is not registered");
     return pattern([name = std::move(name), args = std::move(args)](instruction_ref ins, bindings& b) {
         if (ins->name() != name) return false;
         if (args.empty()) return true;

@@ -57,7 +57,7 @@ private:
 pattern any();                          // anything
 pattern any(std::string name);          // anything, bound to name
 // An op of this name whose inputs match `args` in order (in either order when commutative and
-// two args). No args: any inputs.
+// two args). No args: any inputs. Throws when no op of this name is registered.
 pattern op(std::string name, std::vector<pattern> args = {});
 template <class... Ps>
 pattern op(std::string name, pattern a, Ps... rest) { return op(std::move(name), std::vector<pattern>{a, rest...}); }

@@ -16,6 +16,8 @@
 #include <numeric>
 
 #include "core/reflect.hpp"
+#include "ops/softmax.hpp"
+#include "ops/views.hpp"
 #include "passes/recognize_rules.hpp"
 
 namespace kiln {
@@ -44,11 +46,8 @@ instruction_ref untranspose(rewriter& r, instruction_ref kt) {
     std::iota(perm.begin(), perm.end(), 0);
     std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
     auto src = kt;
-    if (kt->name() == "transpose") {
-        value attrs = kt->get_operator().attributes();
-        std::vector<std::int64_t> p;
-        for (const auto& v : attrs.at("permutation").as_array()) p.push_back(v.as_int());
-        for (auto& i : perm) i = p[static_cast<std::size_t>(i)];
+    if (const auto* t = kt->get_operator().get_if<ops::transpose>()) {
+        for (auto& i : perm) i = t->permutation[static_cast<std::size_t>(i)];
         src = kt->inputs().front();
     }
     if (std::is_sorted(perm.begin(), perm.end())) return src;
@@ -122,7 +121,7 @@ rule attention() {
     return {"attention", match::op("dot", match::op("softmax").bind("p").used_once(), match::any("v")),
             [](rewriter& r, const bindings& b) {
                 auto p = b["p"], v = b["v"];
-                auto axis = p->get_operator().attributes().at("axis").as_int();
+                auto axis = p->get_operator().get<ops::softmax>().axis;
                 auto sc = read_scores(p->inputs().front());
                 if ((axis != -1 && axis != static_cast<std::int64_t>(p->get_shape().ndim()) - 1) || !sc) return false;
                 if (!shapes_map(sc->q->get_shape(), sc->kt->get_shape(), v->get_shape())) return false;

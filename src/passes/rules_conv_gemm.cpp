@@ -4,6 +4,7 @@
 // larger shape, declines. The product x * (w * c) rounds w * c once more than (x * w) * c: within
 // float rounding. kiln's convolution and dot take no bias, so a bias stays an add (on a constant
 // that simplify_algebra has folded); gemm takes it as its C input.
+#include "ops/gemm.hpp"
 #include "passes/simplify_rules.hpp"
 
 namespace kiln {
@@ -52,7 +53,7 @@ rule dot_scale() {
             }};
 }
 
-float beta_of(instruction_ref g) { return static_cast<float>(g->get_operator().attributes().at("beta").as_float()); }
+float beta_of(instruction_ref g) { return g->get_operator().get<ops::gemm>().beta; }
 
 // gemm(a, b, c) * s -> gemm(a, b * s, c * s), s one value per column of the result
 rule gemm_scale() {
@@ -63,7 +64,7 @@ rule gemm_scale() {
                 if (!in[1]->is_literal() || !per_axis(*b["s"], 2, 1, g->get_shape().lens()[1])) return false;
                 bool uses_c = in.size() == 3 && beta_of(g) != 0;
                 if (uses_c && !in[2]->is_literal()) return false;
-                bool trans_b = g->get_operator().attributes().at("trans_b").as_bool();
+                bool trans_b = g->get_operator().get<ops::gemm>().trans_b;
                 in[1] = scale_weights(r, in[1], b["s"], trans_b ? 0 : 1);
                 if (uses_c) in[2] = r.add("mul", {in[2], b["s"]});
                 r.replace(r.add(g->get_operator(), in));

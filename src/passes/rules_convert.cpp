@@ -1,7 +1,7 @@
 // Redundant converts. convert maps values (round to nearest, saturate), so a middle type that
 // holds every value of the source exactly (integers in range, floats with as many significand
 // bits and as wide an exponent range, inf and NaN included) changes nothing on the way.
-#include "core/reflect.hpp"
+#include "ops/convert.hpp"
 #include "passes/simplify_rules.hpp"
 
 namespace kiln {
@@ -10,11 +10,7 @@ namespace {
 using match::any;
 using match::op;
 
-dtype target_of(instruction_ref convert) {
-    dtype t{};
-    from_value(convert->get_operator().attributes().at("target_type"), t);
-    return t;
-}
+dtype target_of(instruction_ref convert) { return convert->get_operator().get<ops::convert>().target_type; }
 
 // Significand bits (implicit bit included), largest exponent, exponent of the smallest subnormal.
 struct float_format {

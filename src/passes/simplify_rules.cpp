@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "core/reflect.hpp"
+#include "ops/views.hpp"
 
 namespace kiln {
 
@@ -55,16 +55,14 @@ match::pattern relabel_of(match::pattern input) {
 }
 
 std::vector<std::int64_t> perm_of(instruction_ref t) {
-    std::vector<std::int64_t> p;
-    from_value(t->get_operator().attributes().at("permutation"), p);
+    std::vector<std::int64_t> p = t->get_operator().get<ops::transpose>().permutation;
     if (p.empty())
         for (std::size_t i = t->get_shape().ndim(); i-- > 0;) p.push_back(static_cast<std::int64_t>(i));
     return p;
 }
 
 bool takes_scale(instruction_ref ins) {
-    auto n = ins->name();
-    return (n == "convolution" || n == "gemm" || n == "dot") && ins->inputs().size() >= 2 &&
+    return ins->get_operator().traits().contraction && ins->inputs().size() >= 2 &&
            ins->inputs()[1]->is_literal();
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/text_parser.hpp"
+#include "../core/expect_error.hpp"
 #include "pass_check.hpp"
 
 namespace kiln {
@@ -51,6 +52,10 @@ TEST(matcher, failed_match_leaves_bindings_unchanged) {
     EXPECT_FALSE(match::op("mul", match::any("a"), match::op("add"))(root, b));
     EXPECT_FALSE(b.has("a"));
     EXPECT_THROW(b["a"], error);
+}
+
+TEST(matcher, pattern_naming_an_unregistered_op_is_an_error_when_built) {
+    expect_error([] { match::op("mull", match::any("x"), match::any("y")); }, "pattern names op 'mull'");
 }
 
 TEST(matcher, same_name_must_bind_the_same_instruction) {
