@@ -87,7 +87,7 @@ void check_matmul(dtype t, double tol) {
     gpu::stream s;
     gpu::library_handles libs(s.get());
     libs.reserve_workspace(32 << 20);
-    gpu::matmul_plan plan(libs.blas, p, libs.workspace_bytes(), "a test");
+    gpu::matmul_plan plan(libs.blas(), p, libs.workspace_bytes(), "a test");
     auto da = upload(a), db = upload(bT);
     gpu::device_buffer dc(p.c.bytes(), "test output");
     plan.run(da.data(), db.data(), dc.data(), libs.workspace(), s.get());

@@ -40,7 +40,10 @@ std::string device_type(dtype t) {
 }
 
 std::string compute_type(dtype t) {
-    return t == dtype::float16 || t == dtype::bfloat16 ? "float" : device_type(t);
+    if (t == dtype::bool_) return "bool";
+    if (is_float(t)) return t == dtype::float64 ? "double" : (device_type(t), "float");
+    device_type(t);   // rejects what kernels cannot store
+    return is_signed(t) ? "kiln::i64" : "kiln::u64";
 }
 
 kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::string& where) {
@@ -55,7 +58,7 @@ kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::s
             return "0";
         return cat(name, ".offset(i)");
     };
-    std::string code = cat("#include \"kiln_elementwise.cuh\"\n", "extern \"C\" __global__ void __launch_bounds__(256) kiln_elementwise(",
+    std::string code = cat("#include \"kiln_elementwise.cuh\"\n#include \"scalar_helpers.h\"\n", "extern \"C\" __global__ void __launch_bounds__(256) kiln_elementwise(",
                            params, ") {\n");
     for (std::size_t i = 0; i < spec.inputs.size(); ++i)
         if (offset(spec.inputs[i], "") != "i" && offset(spec.inputs[i], "") != "0")

@@ -13,7 +13,8 @@ namespace kiln::gpu {
 // The storage type generated code uses for a dtype ("float", "kiln::half"); an error naming the
 // dtype for those the gpu target does not support (int4/uint4, fp8).
 std::string device_type(dtype t);
-// The type a value of this dtype is computed in ("float" for float16 and bfloat16).
+// The type a value of this dtype is computed in: float for float16/bfloat16/float32, double,
+// 64-bit integers (the scalar helpers' contract), bool.
 std::string compute_type(dtype t);
 
 struct elementwise_spec {

@@ -200,7 +200,8 @@ public:
     std::string name() const override { return "gpu"; }
     std::string device_arch() const override { return arch_; }
     std::vector<pass> passes(const compile_options& opts) const override {
-        auto ps = generic_passes(opts, fusion_policy{});
+        // fused_reduce regions are not generated yet: reductions stay lone ops (lane kernels).
+        auto ps = generic_passes(opts, fusion_policy{.epilogues = true, .reductions = false, .pointwise = true});
         ps.push_back(check_supported_pass());
         return ps;
     }

@@ -4,13 +4,16 @@
 
 namespace kiln::gpu {
 
-library_handles::library_handles(cudaStream_t s) : stream(s) {
-    KILN_GPU_CHECK(cublasLtCreate(&blas), "creating the cuBLASLt handle");
+library_handles::library_handles(cudaStream_t s) : stream(s) {}
+
+cublasLtHandle_t library_handles::blas() {
+    if (!blas_) KILN_GPU_CHECK(cublasLtCreate(&blas_), "creating the cuBLASLt handle");
+    return blas_;
 }
 
 library_handles::~library_handles() {
     if (dnn_) cudnnDestroy(dnn_);
-    if (blas) cublasLtDestroy(blas);
+    if (blas_) cublasLtDestroy(blas_);
 }
 
 cudnnHandle_t library_handles::dnn() {

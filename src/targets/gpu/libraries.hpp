@@ -14,8 +14,9 @@ struct library_handles {
     library_handles(const library_handles&) = delete;
     library_handles& operator=(const library_handles&) = delete;
 
-    cublasLtHandle_t blas = nullptr;
-    cudnnHandle_t dnn() ;           // created on first use (cuDNN's start-up costs ~100 ms)
+    // Created on first use (cuDNN's start-up costs ~100 ms; a program without GEMMs needs neither).
+    cublasLtHandle_t blas();
+    cudnnHandle_t dnn();
     cudaStream_t stream;
     bool allow_tf32 = false;
 
@@ -25,6 +26,7 @@ struct library_handles {
     std::size_t workspace_bytes() const { return workspace_.bytes(); }
 
 private:
+    cublasLtHandle_t blas_ = nullptr;
     cudnnHandle_t dnn_ = nullptr;
     device_buffer workspace_;
 };

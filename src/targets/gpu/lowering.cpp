@@ -39,6 +39,13 @@ std::byte* lowering_context::scratch(std::size_t bytes, const char* what) {
     return scratch_buffers.emplace_back(bytes, what).data();
 }
 
+std::byte* lowering_context::upload(const argument& a, const std::string& where) {
+    argument std_copy = a.get_shape().standard() ? a : a.copy();
+    std::byte* d = scratch(std_copy.get_shape().bytes(), "a fused body's literal");
+    copy_to_device(d, std_copy.data(), std_copy.get_shape().bytes(), cat("uploading a literal of ", where));
+    return d;
+}
+
 const std::vector<gpu_lowering>& gpu_lowerings() { return registry(); }
 gpu_lowering_registrar::gpu_lowering_registrar(gpu_lowering l) { registry().push_back(l); }
 

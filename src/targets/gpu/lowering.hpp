@@ -48,6 +48,8 @@ public:
     // generator's parameters are ordered).
     void add_kernel(const instruction& ins, kernel_source src, launch_dims dims, std::vector<void*> pointers);
     void add_step(const instruction& ins, std::function<void(cudaStream_t)> launch);
+    // A host tensor copied to device memory the executable keeps (a fused body's literal).
+    std::byte* upload(const argument& a, const std::string& where);
     // Device memory a step keeps for itself (a materialised operand, a library's workspace).
     std::byte* scratch(std::size_t bytes, const char* what);
 

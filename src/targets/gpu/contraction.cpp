@@ -1,0 +1,153 @@
+#include "targets/gpu/contraction.hpp"
+
+#include <memory>
+
+#include "core/error.hpp"
+#include "ops/convolution.hpp"
+#include "ops/fused.hpp"
+#include "ops/gemm.hpp"
+#include "targets/gpu/libraries.hpp"
+#include "targets/gpu/matmul.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+constexpr std::size_t max_workspace = 64u << 20;
+
+// A matrix operand with the batch dims of `batch` (numpy broadcast: missing or 1 dims repeat).
+shape with_batch(const shape& s, const std::vector<std::size_t>& batch) {
+    std::size_t nb = s.lens().size() - 2;
+    std::vector<std::size_t> lens(batch), strides(batch.size(), 0);
+    for (std::size_t d = 0; d < nb; ++d) {
+        std::size_t to = batch.size() - nb + d;
+        strides[to] = s.lens()[d] == 1 ? 0 : s.strides()[d];
+    }
+    for (std::size_t d = nb; d < s.lens().size(); ++d) {
+        lens.push_back(s.lens()[d]);
+        strides.push_back(s.strides()[d]);
+    }
+    return shape(s.type(), lens, strides);
+}
+
+shape swap_last_two(const shape& s) {
+    auto l = s.lens(), st = s.strides();
+    std::size_t n = l.size();
+    std::swap(l[n - 1], l[n - 2]);
+    std::swap(st[n - 1], st[n - 2]);
+    return shape(s.type(), l, st);
+}
+
+void add_matmul(lowering_context& ctx, const instruction& ins, body_operand a, body_operand b, const body_operand& c,
+                float alpha, float beta) {
+    std::vector<std::size_t> batch(c.s.lens().begin(), c.s.lens().end() - 2);
+    a.s = with_batch(a.s, batch);
+    b.s = with_batch(b.s, batch);
+    if (!matmul_operand_ok(a.s)) a = materialize(ctx, ins, a);
+    if (!matmul_operand_ok(b.s)) b = materialize(ctx, ins, b);
+    auto& libs = ctx.libraries();
+    libs.reserve_workspace(max_workspace);
+    auto plan = std::make_shared<matmul_plan>(libs.blas(), matmul_problem{a.s, b.s, c.s, alpha, beta, libs.allow_tf32},
+                                              max_workspace, ctx.where(ins));
+    ctx.add_step(ins, [plan, a = a.ptr, b = b.ptr, c = c.ptr, &libs](cudaStream_t s) {
+        plan->run(a, b, c, libs.workspace(), s);
+    });
+}
+
+}  // namespace
+
+body_operand materialize(lowering_context& ctx, const instruction& ins, const body_operand& o) {
+    shape std_shape = o.s.as_standard();
+    body_operand r{ctx.scratch(std_shape.bytes(), "a materialised operand"), std_shape};
+    elementwise_spec spec{{o.s}, std_shape, "const auto y = x0;"};
+    ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(std_shape.elements()),
+                   {r.ptr, o.ptr});
+    return r;
+}
+
+void lower_contraction(lowering_context& ctx, const instruction& ins, const operation& op,
+                       const std::vector<body_operand>& in, const body_operand& out) {
+    if (op.get_if<ops::dot>()) {
+        add_matmul(ctx, ins, in.at(0), in.at(1), out, 1.0f, 0.0f);
+    } else if (const auto* g = op.get_if<ops::gemm>()) {
+        body_operand a = in.at(0), b = in.at(1);
+        if (g->trans_a) a.s = swap_last_two(a.s);
+        if (g->trans_b) b.s = swap_last_two(b.s);
+        float beta = 0;
+        if (in.size() > 2 && g->beta != 0) {
+            // beta * C: C broadcast into the output first, then the product accumulates onto it.
+            shape cs = in[2].s;
+            elementwise_spec spec{{shape(cs.type(), out.s.lens(), [&] {
+                                       std::vector<std::size_t> st(out.s.lens().size(), 0);
+                                       std::size_t off = st.size() - cs.lens().size();
+                                       for (std::size_t d = 0; d < cs.lens().size(); ++d)
+                                           st[off + d] = cs.lens()[d] == 1 ? 0 : cs.strides()[d];
+                                       return st;
+                                   }())},
+                                  out.s, "const auto y = x0;"};
+            ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(out.s.elements()),
+                           {out.ptr, in[2].ptr});
+            beta = g->beta;
+        }
+        add_matmul(ctx, ins, a, b, out, g->alpha, beta);
+    } else if (op.get_if<ops::convolution>()) {
+        lower_convolution(ctx, ins, op, in, out);
+    } else {
+        fail("gpu: no GPU implementation of ", op.name(), " as a contraction: ", ctx.where(ins));
+    }
+}
+
+namespace {
+
+bool is_contraction(const instruction& ins) {
+    const auto& op = ins.get_operator();
+    return op.get_if<ops::dot>() || op.get_if<ops::gemm>() || op.get_if<ops::convolution>();
+}
+
+std::vector<body_operand> operands_of(lowering_context& ctx, const instruction& ins) {
+    std::vector<body_operand> r;
+    for (auto i : ins.inputs()) r.push_back({ctx.address(*i), i->get_shape()});
+    return r;
+}
+
+const gpu_lowering_registrar contraction_lowering{{
+    "dot, gemm or convolution (cuBLASLt, cuDNN)",
+    [](const instruction& ins) { return is_contraction(ins); },
+    [](lowering_context& ctx, const instruction& ins) {
+        lower_contraction(ctx, ins, ins.get_operator(), operands_of(ctx, ins), {ctx.address(ins), ins.get_shape()});
+    },
+}};
+
+// A fused epilogue: its anchor (the contraction) into the output buffer, then the pointwise rest
+// of the body as one kernel reading the anchor's result where it lies and writing over it.
+const gpu_lowering_registrar epilogue_lowering{{
+    "fused epilogue (library GEMM/convolution, then one generated kernel)",
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::fused_epilogue>() != nullptr; },
+    [](lowering_context& ctx, const instruction& ins) {
+        const module& body = *ins.module_inputs().at(0);
+        auto known = body_params(ctx, ins, body);
+        const instruction* anchor = nullptr;
+        for (const auto& b : body)
+            if (is_contraction(b)) anchor = &b;
+        if (!anchor) fail("gpu: fused epilogue without a contraction: ", ctx.where(ins));
+        std::vector<body_operand> in;
+        for (auto i : anchor->inputs()) {
+            auto it = known.find(&*i);
+            if (it == known.end()) fail("gpu: a fused epilogue's contraction must read the region's inputs: ", ctx.where(ins));
+            in.push_back(it->second);
+        }
+        const shape& as = anchor->get_shape();
+        body_operand result{ctx.address(ins), as};
+        // The product goes straight into the output when the epilogue can read and write each
+        // element in place (same type and layout), else into scratch memory.
+        if (!(as == ins.get_shape() && as.standard()))
+            result.ptr = ctx.scratch(as.as_standard().bytes(), "a fused epilogue's product");
+        lower_contraction(ctx, ins, anchor->get_operator(), in, result);
+        const instruction& ret = *std::prev(body.end());
+        if (&*ret.inputs().at(0) == anchor) return;   // nothing after the product
+        known[anchor] = result;
+        add_body_kernel(ctx, ins, body, known, ctx.address(ins), ins.get_shape());
+    },
+}};
+
+}  // namespace
+}  // namespace kiln::gpu

@@ -1,0 +1,218 @@
+// Generated lane kernels (device/kiln_lane.cuh): reductions, softmax and logsoftmax, layer norm,
+// attention; and pooling, one output element per thread. Each generator bakes the shapes in.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/error.hpp"
+#include "ops/attention.hpp"
+#include "ops/normalization.hpp"
+#include "ops/pooling.hpp"
+#include "ops/reduce.hpp"
+#include "ops/softmax.hpp"
+#include "ops/window.hpp"
+#include "targets/gpu/body_kernel.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+std::string list(const std::vector<std::size_t>& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]) + "ull";
+    return s.empty() ? "1ull" : s;
+}
+
+// The layout of the dims `axes` of s (lens and strides of those dims, in order).
+std::string layout_of(const shape& s, const std::vector<std::size_t>& axes) {
+    std::vector<std::size_t> l, st;
+    for (auto a : axes) l.push_back(s.lens()[a]), st.push_back(s.strides()[a]);
+    if (l.empty()) l.push_back(1), st.push_back(0);
+    return cat("kiln::layout<", l.size(), ">{{", list(l), "}, {", list(st), "}}");
+}
+
+std::size_t product(const shape& s, const std::vector<std::size_t>& axes) {
+    std::size_t n = 1;
+    for (auto a : axes) n *= s.lens()[a];
+    return n;
+}
+
+std::string acc_type(dtype t) { return t == dtype::float64 ? "double" : is_float(t) ? "float" : compute_type(t); }
+
+struct lane_split {
+    std::vector<std::size_t> kept, reduced;
+};
+lane_split split(std::size_t ndim, const std::vector<std::size_t>& reduced) {
+    lane_split r{{}, reduced};
+    for (std::size_t d = 0; d < ndim; ++d)
+        if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) r.kept.push_back(d);
+    return r;
+}
+
+// The kernel's frame: parameters, shared memory, and the loop over lanes; `body` uses `base`
+// (the lane's input offset), `ybase` (its output offset), Lr/Yr (offsets within the lane).
+kernel_source lane_kernel(const std::string& params, const std::string& acc, const shape& x, const shape& y,
+                          const lane_split& sx, const lane_split& sy, const std::string& body, const std::string& where) {
+    std::size_t lanes = product(x, sx.kept);
+    std::string code = cat("#include \"kiln_lane.cuh\"\n#include \"scalar_helpers.h\"\n",
+                           "extern \"C\" __global__ void __launch_bounds__(256) kiln_lane(", params, ") {\n",
+                           "    __shared__ ", acc, " smem[32];\n",
+                           "    constexpr auto Lk = ", layout_of(x, sx.kept), ";\n",
+                           "    constexpr auto Lr = ", layout_of(x, sx.reduced), ";\n",
+                           "    constexpr auto Yk = ", layout_of(y, sy.kept), ";\n",
+                           "    constexpr auto Yr = ", layout_of(y, sy.reduced), ";\n",
+                           "    constexpr kiln::index_t R = ", product(x, sx.reduced), "ull;\n",
+                           "    for (kiln::index_t lane = blockIdx.x; lane < ", lanes, "ull; lane += gridDim.x) {\n",
+                           "        const kiln::index_t base = Lk.offset(lane), ybase = Yk.offset(lane);\n",
+                           "        (void)ybase; (void)Yr; (void)R;\n", body, "    }\n}\n");
+    return {"kiln_lane", code, where};
+}
+
+launch_dims lane_launch(std::size_t lanes) { return {static_cast<unsigned>(std::clamp<std::size_t>(lanes, 1, 1u << 20)), 256}; }
+
+struct reduce_kind {
+    std::string init, map, combine, final;   // map(v), combine(a, b), final(acc) with R in scope
+};
+
+std::optional<reduce_kind> kind_of(const operation& op, const std::string& acc) {
+    std::string lowest = acc == "float" ? "kiln::neg_inf_f()" : acc == "double" ? "(-1.0/0.0)" : "(-9223372036854775807ll - 1)";
+    std::string highest = acc == "float" ? "(-kiln::neg_inf_f())" : acc == "double" ? "(1.0/0.0)" : "9223372036854775807ll";
+    if (acc == "kiln::u64") lowest = "0ull", highest = "18446744073709551615ull";
+    std::string add = "a + b";
+    if (op.get_if<ops::reduce_sum>()) return reduce_kind{"0", "v", add, "acc"};
+    if (op.get_if<ops::reduce_mean>()) return reduce_kind{"0", "v", add, cat("acc / (", acc, ")R")};
+    if (op.get_if<ops::reduce_prod>()) return reduce_kind{"1", "v", "a * b", "acc"};
+    if (op.get_if<ops::reduce_max>()) return reduce_kind{lowest, "v", "kiln::max_nan(a, b)", "acc"};
+    if (op.get_if<ops::reduce_min>()) return reduce_kind{highest, "v", "kiln::min_nan(a, b)", "acc"};
+    if (op.get_if<ops::reduce_l1>()) return reduce_kind{"0", "(v < 0 ? -v : v)", add, "acc"};
+    if (op.get_if<ops::reduce_l2>()) return reduce_kind{"0", "v * v", add, "sqrt(acc)"};
+    if (op.get_if<ops::reduce_sum_square>()) return reduce_kind{"0", "v * v", add, "acc"};
+    if (op.get_if<ops::reduce_log_sum>()) return reduce_kind{"0", "v", add, "log(acc)"};
+    if (op.get_if<ops::reduce_log_sum_exp>()) return reduce_kind{"0", "exp(v)", add, "log(acc)"};
+    return std::nullopt;
+}
+
+std::vector<std::size_t> reduced_axes_of(const operation& op, std::size_t ndim) {
+    std::vector<std::size_t> r;
+    auto visit = [&](const auto& o) { r = o.reduced_axes(ndim); };
+    if (auto* p = op.get_if<ops::reduce_sum>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_mean>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_prod>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_max>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_min>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_l1>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_l2>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_sum_square>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_log_sum>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_log_sum_exp>()) visit(*p);
+    return r;
+}
+
+void lower_reduce(lowering_context& ctx, const instruction& ins) {
+    const shape& x = ins.inputs().at(0)->get_shape();
+    const shape& y = ins.get_shape();
+    std::string acc = acc_type(x.type());
+    auto k = *kind_of(ins.get_operator(), acc);
+    auto axes = reduced_axes_of(ins.get_operator(), x.lens().size());
+    lane_split sx = split(x.lens().size(), axes);
+    // The output's dims in order are the kept dims (keepdims leaves 1s where the reduced were).
+    lane_split sy;
+    if (y.lens().size() == x.lens().size()) sy = sx;
+    else for (std::size_t d = 0; d < y.lens().size(); ++d) sy.kept.push_back(d);
+    std::string body = cat("        ", acc, " acc = ", k.init, ";\n",
+                           "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc,
+                           " v = kiln::load(x[base + Lr.offset(r)]); const ", acc, " m = ", k.map, "; acc = [](", acc,
+                           " a, ", acc, " b) { return ", k.combine, "; }(acc, m); }\n",
+                           "        acc = kiln::block_reduce(acc, [](", acc, " a, ", acc, " b) { return ", k.combine, "; }, (",
+                           acc, ")(", k.init, "), smem);\n",
+                           "        if (threadIdx.x == 0) kiln::store(y[ybase], ", k.final, ");\n");
+    std::string params = cat(device_type(y.type()), "* __restrict__ y, const ", device_type(x.type()), "* __restrict__ x");
+    ctx.add_kernel(ins, lane_kernel(params, acc, x, y, sx, sy, body, ctx.where(ins)), lane_launch(product(x, sx.kept)),
+                   {ctx.address(ins), ctx.address(*ins.inputs()[0])});
+}
+
+std::size_t norm_axis(std::int64_t axis, std::size_t ndim) {
+    return static_cast<std::size_t>(axis < 0 ? axis + static_cast<std::int64_t>(ndim) : axis);
+}
+
+template <class Op>
+void lower_softmax(lowering_context& ctx, const instruction& ins, bool log) {
+    const shape& x = ins.inputs().at(0)->get_shape();
+    const shape& y = ins.get_shape();
+    std::size_t axis = norm_axis(ins.get_operator().get<Op>().axis, x.lens().size());
+    lane_split s = split(x.lens().size(), {axis});
+    std::string acc = acc_type(x.type());
+    std::string body = cat(
+        "        ", acc, " m = kiln::neg_inf_f();\n",
+        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) m = kiln::max_nan(m, (", acc, ")kiln::load(x[base + Lr.offset(r)]));\n",
+        "        m = kiln::block_reduce(m, [](", acc, " a, ", acc, " b) { return kiln::max_nan(a, b); }, (", acc, ")kiln::neg_inf_f(), smem);\n",
+        "        ", acc, " s = 0;\n",
+        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) s += exp((", acc, ")kiln::load(x[base + Lr.offset(r)]) - m);\n",
+        "        s = kiln::block_reduce(s, [](", acc, " a, ", acc, " b) { return a + b; }, (", acc, ")0, smem);\n",
+        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc, " v = (", acc, ")kiln::load(x[base + Lr.offset(r)]) - m;\n",
+        "            kiln::store(y[ybase + Yr.offset(r)], ", log ? "v - log(s)" : "exp(v) / s", "); }\n");
+    std::string params = cat(device_type(y.type()), "* __restrict__ y, const ", device_type(x.type()), "* __restrict__ x");
+    ctx.add_kernel(ins, lane_kernel(params, acc, x, y, s, s, body, ctx.where(ins)), lane_launch(product(x, s.kept)),
+                   {ctx.address(ins), ctx.address(*ins.inputs()[0])});
+}
+
+// numpy broadcast of s to lens `to`, as a layout over the lane's reduced index.
+shape broadcast_lane(const shape& s, const std::vector<std::size_t>& to) {
+    std::vector<std::size_t> st(to.size(), 0);
+    std::size_t off = to.size() - s.lens().size();
+    for (std::size_t d = 0; d < s.lens().size(); ++d) st[off + d] = s.lens()[d] == 1 ? 0 : s.strides()[d];
+    return shape(s.type(), to, st);
+}
+
+void lower_layernorm(lowering_context& ctx, const instruction& ins) {
+    const auto& op = ins.get_operator().get<ops::layernorm>();
+    const shape& x = ins.inputs().at(0)->get_shape();
+    const shape& y = ins.get_shape();
+    std::size_t axis = norm_axis(op.axis, x.lens().size());
+    std::vector<std::size_t> red;
+    for (std::size_t d = axis; d < x.lens().size(); ++d) red.push_back(d);
+    lane_split s = split(x.lens().size(), red);
+    std::vector<std::size_t> rl(x.lens().begin() + axis, x.lens().end()), all(rl.size());
+    std::iota(all.begin(), all.end(), 0);
+    std::string acc = acc_type(x.type());
+    std::string params = cat(device_type(y.type()), "* __restrict__ y, const ", device_type(x.type()), "* __restrict__ x");
+    std::vector<void*> ptrs{ctx.address(ins), ctx.address(*ins.inputs()[0])};
+    std::string affine = "v";
+    for (std::size_t i = 1; i < ins.inputs().size(); ++i) {
+        const shape& p = ins.inputs()[i]->get_shape();
+        params += cat(", const ", device_type(p.type()), "* __restrict__ p", i);
+        ptrs.push_back(ctx.address(*ins.inputs()[i]));
+        std::string at = cat("kiln::load(p", i, "[", layout_of(broadcast_lane(p, rl), all), ".offset(r)])");
+        affine = i == 1 ? cat("(", affine, ") * ", at) : cat("(", affine, ") + ", at);
+    }
+    std::string body = cat(
+        "        ", acc, " sum = 0;\n",
+        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) sum += (", acc, ")kiln::load(x[base + Lr.offset(r)]);\n",
+        "        const ", acc, " mean = kiln::block_reduce(sum, [](", acc, " a, ", acc, " b) { return a + b; }, (", acc, ")0, smem) / (", acc, ")R;\n",
+        "        ", acc, " sq = 0;\n",
+        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc, " d = (", acc, ")kiln::load(x[base + Lr.offset(r)]) - mean; sq += d * d; }\n",
+        "        const ", acc, " var = kiln::block_reduce(sq, [](", acc, " a, ", acc, " b) { return a + b; }, (", acc, ")0, smem) / (", acc, ")R;\n",
+        "        const ", acc, " rstd = (", acc, ")1 / sqrt(var + (", acc, ")", cat(op.epsilon), ");\n",
+        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc, " v = ((", acc, ")kiln::load(x[base + Lr.offset(r)]) - mean) * rstd;\n",
+        "            kiln::store(y[ybase + Yr.offset(r)], ", affine, "); }\n");
+    ctx.add_kernel(ins, lane_kernel(params, acc, x, y, s, s, body, ctx.where(ins)), lane_launch(product(x, s.kept)),
+                   std::move(ptrs));
+}
+
+bool is_reduce(const instruction& ins) { return kind_of(ins.get_operator(), "float").has_value(); }
+
+const gpu_lowering_registrar reduce_lowering{{"reduction (generated lane kernel)", is_reduce,
+                                              [](lowering_context& ctx, const instruction& ins) { lower_reduce(ctx, ins); }}};
+const gpu_lowering_registrar softmax_lowering{{
+    "softmax (generated lane kernel)",
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::softmax>() || ins.get_operator().get_if<ops::logsoftmax>(); },
+    [](lowering_context& ctx, const instruction& ins) {
+        if (ins.get_operator().get_if<ops::softmax>()) lower_softmax<ops::softmax>(ctx, ins, false);
+        else lower_softmax<ops::logsoftmax>(ctx, ins, true);
+    }}};
+const gpu_lowering_registrar layernorm_lowering{{
+    "layer norm (generated lane kernel)",
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::layernorm>() != nullptr; },
+    [](lowering_context& ctx, const instruction& ins) { lower_layernorm(ctx, ins); }}};
+
+}  // namespace
+}  // namespace kiln::gpu
