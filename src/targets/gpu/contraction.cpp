@@ -37,8 +37,19 @@ shape swap_last_two(const shape& s) {
     return shape(s.type(), l, st);
 }
 
-void add_matmul(lowering_context& ctx, const instruction& ins, body_operand a, body_operand b, const body_operand& c,
+void add_matmul(lowering_context& ctx, const instruction& ins, body_operand a, body_operand b, body_operand c,
                 float alpha, float beta) {
+    // numpy matmul's vectors: a 1-d A is a row [1, K], a 1-d B a column [K, 1], and the result
+    // (standard, so the same bytes) gets those dims back.
+    bool a_vec = a.s.lens().size() == 1, b_vec = b.s.lens().size() == 1;
+    if (a_vec) a.s = shape(a.s.type(), {1, a.s.lens()[0]}, {a.s.lens()[0] * a.s.strides()[0], a.s.strides()[0]});
+    if (b_vec) b.s = shape(b.s.type(), {b.s.lens()[0], 1}, {b.s.strides()[0], 1});
+    if (a_vec || b_vec) {
+        auto cl = c.s.lens();
+        if (b_vec) cl.push_back(1);
+        if (a_vec) cl.insert(cl.end() - 1, 1);
+        c.s = shape(c.s.type(), cl);
+    }
     std::vector<std::size_t> batch(c.s.lens().begin(), c.s.lens().end() - 2);
     a.s = with_batch(a.s, batch);
     b.s = with_batch(b.s, batch);
@@ -98,9 +109,11 @@ void lower_contraction(lowering_context& ctx, const instruction& ins, const oper
 
 namespace {
 
+// cuBLASLt and cuDNN take float types only (integer GEMMs have no GPU implementation yet).
 bool is_contraction(const instruction& ins) {
     const auto& op = ins.get_operator();
-    return op.get_if<ops::dot>() || op.get_if<ops::gemm>() || op.get_if<ops::convolution>();
+    return (op.get_if<ops::dot>() || op.get_if<ops::gemm>() || op.get_if<ops::convolution>()) &&
+           is_float(ins.get_shape().type());
 }
 
 std::vector<body_operand> operands_of(lowering_context& ctx, const instruction& ins) {

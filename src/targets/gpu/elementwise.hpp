@@ -18,7 +18,9 @@ std::string device_type(dtype t);
 std::string compute_type(dtype t);
 
 struct elementwise_spec {
-    std::vector<shape> inputs;   // each already broadcast to the output's lens (stride 0 where repeated)
+    // Each already broadcast to the output's lens (stride 0 where repeated), or with lens of its
+    // own and as many elements: then read at the output's row-major index (a reshape copy).
+    std::vector<shape> inputs;
     shape output;
     // Statements computing the result from x0, x1, ... (the inputs loaded into their compute
     // types); the last defines `y`. "const float y = x0 + x1;"

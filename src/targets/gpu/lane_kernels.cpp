@@ -2,6 +2,7 @@
 // attention; and pooling, one output element per thread. Each generator bakes the shapes in.
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <numeric>
 
 #include "core/error.hpp"
@@ -191,7 +192,7 @@ void lower_layernorm(lowering_context& ctx, const instruction& ins) {
         "        ", acc, " sq = 0;\n",
         "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc, " d = (", acc, ")kiln::load(x[base + Lr.offset(r)]) - mean; sq += d * d; }\n",
         "        const ", acc, " var = kiln::block_reduce(sq, [](", acc, " a, ", acc, " b) { return a + b; }, (", acc, ")0, smem) / (", acc, ")R;\n",
-        "        const ", acc, " rstd = (", acc, ")1 / sqrt(var + (", acc, ")", cat(op.epsilon), ");\n",
+        "        const ", acc, " rstd = (", acc, ")1 / sqrt(var + (", acc, ")(", cat(std::setprecision(17), static_cast<double>(op.epsilon)), "));\n",
         "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc, " v = ((", acc, ")kiln::load(x[base + Lr.offset(r)]) - mean) * rstd;\n",
         "            kiln::store(y[ybase + Yr.offset(r)], ", affine, "); }\n");
     ctx.add_kernel(ins, lane_kernel(params, acc, x, y, s, s, body, ctx.where(ins)), lane_launch(product(x, s.kept)),

@@ -3,6 +3,7 @@
 // then the weighted sum of values; fp32 accumulation).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/error.hpp"
 #include "ops/attention.hpp"
@@ -61,6 +62,15 @@ void lower_pooling(lowering_context& ctx, const instruction& ins) {
                    {ctx.address(ins), ctx.address(*ins.inputs()[0])});
 }
 
+// A float literal NVRTC reads: "2.0f", "0.30000001f".
+std::string flit(double v) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    std::string r = buf;
+    if (r.find_first_of(".e") == std::string::npos) r += ".0";
+    return r + "f";
+}
+
 std::string layout4(const shape& s) {
     return cat("kiln::layout<4>{{", list(s.lens()), "}, {", list(s.strides()), "}}");
 }
@@ -91,7 +101,7 @@ void lower_attention(lowering_context& ctx, const instruction& ins) {
                                         : "(float)kiln::load(mask[Lm.offset(row * KEYS + j)])";
     }
     std::string causal = op.is_causal ? cat("if ((kiln::i64)j > (kiln::i64)i + ", op.causal_offset, "ll) s = kiln::neg_inf_f();\n") : "";
-    std::string softcap = op.softcap > 0 ? cat("sc = ", op.softcap, "f * tanhf(sc / ", op.softcap, "f);\n") : "";
+    std::string softcap = op.softcap > 0 ? cat("sc = ", flit(op.softcap), " * tanhf(sc / ", flit(op.softcap), ");\n") : "";
     std::string code = cat(
         "#include \"kiln_lane.cuh\"\n",
         "extern \"C\" __global__ void __launch_bounds__(256) kiln_attention(", params, ") {\n",
@@ -99,7 +109,7 @@ void lower_attention(lowering_context& ctx, const instruction& ins) {
         "ull, GROUP = ", H / Hkv, "ull;\n",
         "    constexpr auto Lq = ", layout4(q), ";\n    constexpr auto Lk = ", layout4(k), ";\n",
         "    constexpr auto Lv = ", layout4(v), ";\n    constexpr auto Ly = ", layout4(y), ";\n", mask_layout,
-        "    __shared__ float p[KEYS]; __shared__ float qrow[D]; __shared__ float smem[32];\n",
+        "    __shared__ float p[KEYS > 0 ? KEYS : 1]; __shared__ float qrow[D > 0 ? D : 1]; __shared__ float smem[32];\n",
         "    for (kiln::index_t row = blockIdx.x; row < ", B * H * S, "ull; row += gridDim.x) {\n",
         "        const kiln::index_t i = row % S, h = (row / S) % H, b = row / (S * H), kvh = h / GROUP;\n",
         "        __syncthreads();\n",
@@ -109,7 +119,7 @@ void lower_attention(lowering_context& ctx, const instruction& ins) {
         "        for (kiln::index_t j = threadIdx.x; j < KEYS; j += blockDim.x) {\n",
         "            const kiln::index_t krow = ((b * ", Hkv, "ull + kvh) * KEYS + j) * D;\n",
         "            float dot = 0; for (kiln::index_t c = 0; c < D; ++c) dot += qrow[c] * (float)kiln::load(k[Lk.offset(krow + c)]);\n",
-        "            float sc = ", scale, "f * dot;\n            ", softcap,
+        "            float sc = ", flit(scale), " * dot;\n            ", softcap,
         "            float s = sc + ", bias, ";\n            ", causal,
         "            p[j] = s; top = kiln::max_nan(top, s);\n        }\n",
         "        top = kiln::block_reduce(top, [](float a, float b) { return kiln::max_nan(a, b); }, kiln::neg_inf_f(), smem);\n",
