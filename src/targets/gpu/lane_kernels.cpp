@@ -108,9 +108,17 @@ std::vector<std::size_t> reduced_axes_of(const operation& op, std::size_t ndim) 
     return r;
 }
 
+bool is_noop(const operation& op);
+
 void lower_reduce(lowering_context& ctx, const instruction& ins) {
     const shape& x = ins.inputs().at(0)->get_shape();
     const shape& y = ins.get_shape();
+    if (is_noop(ins.get_operator())) {   // the output is the input
+        elementwise_spec spec{{x}, y, "const auto y = x0;"};
+        ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(y.elements()),
+                       {ctx.address(ins), ctx.address(*ins.inputs()[0])});
+        return;
+    }
     std::string acc = acc_type(x.type());
     auto k = *kind_of(ins.get_operator(), acc);
     auto axes = reduced_axes_of(ins.get_operator(), x.lens().size());
@@ -199,7 +207,33 @@ void lower_layernorm(lowering_context& ctx, const instruction& ins) {
                    std::move(ptrs));
 }
 
-bool is_reduce(const instruction& ins) { return kind_of(ins.get_operator(), "float").has_value(); }
+// Float reductions, and integer sum/prod/max/min, over a non-empty set; reductions with empty
+// axes and noop_with_empty_axes are copies.
+bool is_reduce(const instruction& ins) {
+    const auto& op = ins.get_operator();
+    if (!kind_of(op, "float")) return false;
+    const shape& x = ins.inputs().at(0)->get_shape();
+    if (x.elements() == 0 || x.type() == dtype::bool_) return false;
+    if (is_float(x.type())) return true;
+    return op.get_if<ops::reduce_sum>() || op.get_if<ops::reduce_prod>() || op.get_if<ops::reduce_max>() ||
+           op.get_if<ops::reduce_min>();
+}
+
+bool is_noop(const operation& op) {
+    bool r = false;
+    auto visit = [&](const auto& o) { r = o.noop(); };
+    if (auto* p = op.get_if<ops::reduce_sum>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_mean>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_prod>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_max>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_min>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_l1>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_l2>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_sum_square>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_log_sum>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_log_sum_exp>()) visit(*p);
+    return r;
+}
 
 const gpu_lowering_registrar reduce_lowering{{"reduction (generated lane kernel)", is_reduce,
                                               [](lowering_context& ctx, const instruction& ins) { lower_reduce(ctx, ins); }}};
