@@ -44,3 +44,54 @@ const gpu_lowering_registrar gather_lowering{{
 
 }  // namespace
 }  // namespace kiln::gpu
+
+#include "ops/data_movement.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+// Concat: each output element copies from the input whose range along the axis holds it.
+void lower_concat(lowering_context& ctx, const instruction& ins) {
+    const shape& y = ins.get_shape();
+    std::int64_t a = ins.get_operator().get<ops::concat>().axis;
+    std::size_t nd = y.lens().size();
+    std::size_t axis = static_cast<std::size_t>(a < 0 ? a + static_cast<std::int64_t>(nd) : a);
+    std::string params = cat(device_type(y.type()), "* __restrict__ y");
+    std::vector<void*> ptrs{ctx.address(ins)};
+    for (std::size_t k = 0; k < ins.inputs().size(); ++k) {
+        params += cat(", const ", device_type(ins.inputs()[k]->get_shape().type()), "* __restrict__ p", k);
+        ptrs.push_back(ctx.address(*ins.inputs()[k]));
+    }
+    std::string code = cat("#include \"kiln_elementwise.cuh\"\n",
+                           "extern \"C\" __global__ void __launch_bounds__(256) kiln_concat(", params, ") {\n",
+                           "    for (kiln::index_t i = kiln::global_thread(); i < ", y.elements(),
+                           "ull; i += kiln::grid_threads()) {\n",
+                           "        kiln::index_t r = i; kiln::i64 c[", std::max<std::size_t>(nd, 1), "];\n");
+    for (std::size_t d = nd; d-- > 0;)
+        code += cat("        c[", d, "] = (kiln::i64)(r % ", y.lens()[d], "ull); r /= ", y.lens()[d], "ull;\n");
+    std::size_t start = 0;
+    for (std::size_t k = 0; k < ins.inputs().size(); ++k) {
+        const shape& s = ins.inputs()[k]->get_shape();
+        std::size_t end = start + s.lens()[axis];
+        if (s.lens()[axis] == 0) continue;
+        std::string off;
+        for (std::size_t d = 0; d < nd; ++d)
+            off += cat(d ? " + " : "", d == axis ? cat("(c[", d, "] - ", start, "ll)") : cat("c[", d, "]"), " * ", s.strides()[d], "ll");
+        code += cat("        ", k ? "else " : "", "if (c[", axis, "] < ", end, "ll) y[i] = kiln::storer<", device_type(y.type()),
+                    ">::from(kiln::load(p", k, "[", off, "]));\n");
+        start = end;
+    }
+    code += "    }\n}\n";
+    if (!y.standard()) fail("gpu: concat into a non-standard output: ", ctx.where(ins));
+    ctx.add_kernel(ins, {"kiln_concat", code, ctx.where(ins)}, elementwise_launch(y.elements()), std::move(ptrs));
+}
+
+const gpu_lowering_registrar concat_lowering{{
+    "concat (generated kernel)",
+    [](const instruction& ins) {
+        return ins.get_operator().get_if<ops::concat>() != nullptr && !ins.get_shape().lens().empty();
+    },
+    [](lowering_context& ctx, const instruction& ins) { lower_concat(ctx, ins); }}};
+
+}  // namespace
+}  // namespace kiln::gpu

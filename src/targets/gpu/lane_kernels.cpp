@@ -172,15 +172,18 @@ shape broadcast_lane(const shape& s, const std::vector<std::size_t>& to) {
     return shape(s.type(), to, st);
 }
 
-void lower_layernorm(lowering_context& ctx, const instruction& ins) {
-    const auto& op = ins.get_operator().get<ops::layernorm>();
+// Normalises lanes: y = (x - mean) * rstd, then times/plus the affine inputs. `reduced`: the
+// lane's dims; `center` false gives RMS normalisation (no mean). Affine inputs are indexed by the
+// reduced coordinate (layer norm, RMS norm: broadcast to the reduced dims) or, with `per_channel`,
+// by dim 1 of the lane (instance norm: one value per channel).
+void lower_normalize(lowering_context& ctx, const instruction& ins, const std::vector<std::size_t>& red, bool center,
+                     bool per_channel, double epsilon) {
     const shape& x = ins.inputs().at(0)->get_shape();
     const shape& y = ins.get_shape();
-    std::size_t axis = norm_axis(op.axis, x.lens().size());
-    std::vector<std::size_t> red;
-    for (std::size_t d = axis; d < x.lens().size(); ++d) red.push_back(d);
     lane_split s = split(x.lens().size(), red);
-    std::vector<std::size_t> rl(x.lens().begin() + axis, x.lens().end()), all(rl.size());
+    std::vector<std::size_t> rl;
+    for (auto d : red) rl.push_back(x.lens()[d]);
+    std::vector<std::size_t> all(rl.size());
     std::iota(all.begin(), all.end(), 0);
     std::string acc = acc_type(x.type());
     std::string params = cat(device_type(y.type()), "* __restrict__ y, const ", device_type(x.type()), "* __restrict__ x");
@@ -190,25 +193,73 @@ void lower_layernorm(lowering_context& ctx, const instruction& ins) {
         const shape& p = ins.inputs()[i]->get_shape();
         params += cat(", const ", device_type(p.type()), "* __restrict__ p", i);
         ptrs.push_back(ctx.address(*ins.inputs()[i]));
-        std::string at = cat("kiln::load(p", i, "[", layout_of(broadcast_lane(p, rl), all), ".offset(r)])");
+        std::string at = per_channel
+                             ? cat("kiln::load(p", i, "[(lane % ", x.lens()[1], "ull) * ", p.strides().back(), "ull])")
+                             : cat("kiln::load(p", i, "[", layout_of(broadcast_lane(p, rl), all), ".offset(r)])");
         affine = i == 1 ? cat("(", affine, ") * ", at) : cat("(", affine, ") + ", at);
     }
+    std::string mean = center ? cat("kiln::block_reduce(sum, [](", acc, " a, ", acc, " b) { return a + b; }, (", acc,
+                                    ")0, smem) / (", acc, ")R")
+                              : "(" + acc + ")0";
     std::string body = cat(
         "        ", acc, " sum = 0;\n",
-        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) sum += (", acc, ")kiln::load(x[base + Lr.offset(r)]);\n",
-        "        const ", acc, " mean = kiln::block_reduce(sum, [](", acc, " a, ", acc, " b) { return a + b; }, (", acc, ")0, smem) / (", acc, ")R;\n",
+        center ? cat("        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) sum += (", acc, ")kiln::load(x[base + Lr.offset(r)]);\n") : "",
+        "        const ", acc, " mean = ", mean, ";\n",
         "        ", acc, " sq = 0;\n",
         "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc, " d = (", acc, ")kiln::load(x[base + Lr.offset(r)]) - mean; sq += d * d; }\n",
         "        const ", acc, " var = kiln::block_reduce(sq, [](", acc, " a, ", acc, " b) { return a + b; }, (", acc, ")0, smem) / (", acc, ")R;\n",
-        "        const ", acc, " rstd = (", acc, ")1 / sqrt(var + (", acc, ")(", cat(std::setprecision(17), static_cast<double>(op.epsilon)), "));\n",
+        "        const ", acc, " rstd = (", acc, ")1 / sqrt(var + (", acc, ")(", cat(std::setprecision(17), epsilon), "));\n",
         "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc, " v = ((", acc, ")kiln::load(x[base + Lr.offset(r)]) - mean) * rstd;\n",
         "            kiln::store(y[ybase + Yr.offset(r)], ", affine, "); }\n");
     ctx.add_kernel(ins, lane_kernel(params, acc, x, y, s, s, body, ctx.where(ins)), lane_launch(product(x, s.kept)),
                    std::move(ptrs));
 }
 
-// Float reductions, and integer sum/prod/max/min, over a non-empty set; reductions with empty
-// axes and noop_with_empty_axes are copies.
+std::vector<std::size_t> dims_from(std::size_t from, std::size_t ndim) {
+    std::vector<std::size_t> r;
+    for (std::size_t d = from; d < ndim; ++d) r.push_back(d);
+    return r;
+}
+
+void lower_layernorm(lowering_context& ctx, const instruction& ins) {
+    const auto& op = ins.get_operator().get<ops::layernorm>();
+    std::size_t n = ins.inputs()[0]->get_shape().lens().size();
+    lower_normalize(ctx, ins, dims_from(norm_axis(op.axis, n), n), true, false, op.epsilon);
+}
+
+void lower_rms_norm(lowering_context& ctx, const instruction& ins) {
+    const auto& op = ins.get_operator().get<ops::rms_norm>();
+    std::size_t n = ins.inputs()[0]->get_shape().lens().size();
+    lower_normalize(ctx, ins, dims_from(norm_axis(op.axis, n), n), false, false, op.epsilon);
+}
+
+void lower_instancenorm(lowering_context& ctx, const instruction& ins) {
+    const auto& op = ins.get_operator().get<ops::instancenorm>();
+    std::size_t n = ins.inputs()[0]->get_shape().lens().size();
+    lower_normalize(ctx, ins, dims_from(2, n), true, true, op.epsilon);
+}
+
+// Batch norm with given statistics is pointwise per channel (dim 1).
+void lower_batch_norm(lowering_context& ctx, const instruction& ins) {
+    const auto& op = ins.get_operator().get<ops::batch_norm_inference>();
+    const shape& x = ins.inputs()[0]->get_shape();
+    elementwise_spec spec;
+    spec.output = ins.get_shape();
+    spec.inputs.push_back(x);
+    std::vector<void*> ptrs{ctx.address(ins), ctx.address(*ins.inputs()[0])};
+    for (std::size_t i = 1; i < ins.inputs().size(); ++i) {
+        const shape& p = ins.inputs()[i]->get_shape();
+        std::vector<std::size_t> st(x.lens().size(), 0);
+        st[1] = p.strides().back();
+        spec.inputs.push_back(shape(p.type(), x.lens(), st));
+        ptrs.push_back(ctx.address(*ins.inputs()[i]));
+    }
+    spec.body = cat("const float y = (x0 - x3) / sqrt(x4 + ", cat(std::setprecision(9), op.epsilon), "f) * x1 + x2;");
+    if (x.type() == dtype::float64)
+        spec.body = cat("const double y = (x0 - x3) / sqrt(x4 + ", cat(std::setprecision(17), static_cast<double>(op.epsilon)), ") * x1 + x2;");
+    ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(spec.output.elements()), std::move(ptrs));
+}
+
 bool is_reduce(const instruction& ins) {
     const auto& op = ins.get_operator();
     if (!kind_of(op, "float")) return false;
@@ -248,6 +299,23 @@ const gpu_lowering_registrar layernorm_lowering{{
     "layer norm (generated lane kernel)",
     [](const instruction& ins) { return ins.get_operator().get_if<ops::layernorm>() != nullptr; },
     [](lowering_context& ctx, const instruction& ins) { lower_layernorm(ctx, ins); }}};
+const gpu_lowering_registrar rms_norm_lowering{{
+    "RMS norm (generated lane kernel)",
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::rms_norm>() != nullptr; },
+    [](lowering_context& ctx, const instruction& ins) { lower_rms_norm(ctx, ins); }}};
+const gpu_lowering_registrar instancenorm_lowering{{
+    "instance norm (generated lane kernel)",
+    [](const instruction& ins) {
+        return ins.get_operator().get_if<ops::instancenorm>() != nullptr && ins.inputs()[0]->get_shape().lens().size() > 2;
+    },
+    [](lowering_context& ctx, const instruction& ins) { lower_instancenorm(ctx, ins); }}};
+const gpu_lowering_registrar batch_norm_lowering{{
+    "batch norm with given statistics (generated elementwise kernel)",
+    [](const instruction& ins) {
+        return ins.get_operator().get_if<ops::batch_norm_inference>() != nullptr && ins.inputs().size() == 5 &&
+               ins.inputs()[0]->get_shape().lens().size() >= 2;
+    },
+    [](lowering_context& ctx, const instruction& ins) { lower_batch_norm(ctx, ins); }}};
 
 }  // namespace
 }  // namespace kiln::gpu
