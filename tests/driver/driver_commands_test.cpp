@@ -240,11 +240,9 @@ TEST_F(driver_cmd, compile_flags_that_do_not_exist_yet_fail_clearly) {
         EXPECT_EQ(r.status, 1);
         EXPECT_TRUE(has(r.err, std::string("--") + q + ": " + q + " quantization is not implemented in kiln yet")) << r.err;
     }
-    for (const char* t : {"gpu", "cpu"}) {
-        auto r = kiln("compile " + small + " --" + t + " -o " + path("x.kiln"));
-        EXPECT_EQ(r.status, 1);
-        EXPECT_TRUE(has(r.err, std::string("target '") + t + "' is not built into this kiln (built targets: ref")) << r.err;
-    }
+    auto r = kiln("compile " + small + " --cpu -o " + path("x.kiln"));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_TRUE(has(r.err, "target 'cpu' is not built into this kiln (built targets: ")) << r.err;
     EXPECT_EQ(kiln("compile " + small + " --fp16 --bf16").status, 2);
     EXPECT_EQ(kiln("compile " + small + " --gpu --ref").status, 2);
     auto half = kiln("compile " + small + " -O --fp16 -o " + path("h.kiln"));

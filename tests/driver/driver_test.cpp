@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/target.hpp"
 #include "core/value.hpp"
 
 namespace kiln {
@@ -70,15 +71,23 @@ TEST_F(driver, unknown_flag) {
 }
 
 TEST_F(driver, unbuilt_targets_say_so) {
-    auto gpu = kiln("run " + data_dir + "small.kir --gpu");
-    EXPECT_EQ(gpu.status, 1);
-    EXPECT_NE(gpu.err.find("target 'gpu' is not built into this kiln (built targets: ref"), std::string::npos)
-        << gpu.err;
+    auto cpu = kiln("run " + data_dir + "small.kir --cpu");
+    EXPECT_EQ(cpu.status, 1);
+    EXPECT_NE(cpu.err.find("target 'cpu' is not built into this kiln (built targets: "), std::string::npos)
+        << cpu.err;
     auto help = lines(kiln("run --help").out);
-    auto gpu_line = std::find_if(help.begin(), help.end(), [](auto& l) { return l.rfind("  --gpu ", 0) == 0; });
-    ASSERT_NE(gpu_line, help.end());
-    EXPECT_NE(gpu_line->find(" run on the gpu target (not built into this kiln)"), std::string::npos) << *gpu_line;
+    auto cpu_line = std::find_if(help.begin(), help.end(), [](auto& l) { return l.rfind("  --cpu ", 0) == 0; });
+    ASSERT_NE(cpu_line, help.end());
+    EXPECT_NE(cpu_line->find(" run on the cpu target (not built into this kiln)"), std::string::npos) << *cpu_line;
     EXPECT_EQ(kiln("run " + data_dir + "small.kir --gpu --ref").status, 2);
+}
+
+// The gpu target is built wherever CUDA is; without a device it says so.
+TEST_F(driver, the_gpu_target_without_a_device_says_so) {
+    auto targets = built_targets();
+    if (std::find(targets.begin(), targets.end(), "gpu") == targets.end()) GTEST_SKIP() << "gpu target not built";
+    auto gpu = kiln("run " + data_dir + "small.kir --gpu");
+    EXPECT_TRUE(gpu.status == 0 || gpu.err.find("gpu: no CUDA device") != std::string::npos) << gpu.err;
 }
 
 TEST_F(driver, option_values_are_checked) {

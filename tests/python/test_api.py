@@ -141,7 +141,7 @@ def test_missing_and_unknown_inputs(program):
 
 def test_unknown_target_names_the_built_ones(model_path):
     p = kiln.parse_onnx(model_path, default_dim=1)
-    for target in ("cpu", "gpu", "tpu"):
+    for target in ("cpu", "tpu"):   # gpu is built wherever CUDA is
         with pytest.raises(kiln.TargetError, match=rf"target '{target}' is not built into this kiln \(built targets: ref"):
             p.compile(target)
     assert "ref" in kiln.built_targets()
@@ -303,7 +303,7 @@ def test_verify_passes_and_reports_errors(model_path):
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     assert kiln.verify(p, {"x": x}, "ref", options=kiln.CompileOptions(optimize=True)).passed
     with pytest.raises(kiln.TargetError):
-        kiln.verify(p, target="gpu")
+        kiln.verify(p, target="cpu")
     with pytest.raises(kiln.InputError, match="'x' has lens"):
         kiln.verify(p, {"x": np.zeros((2, 4), np.float32)})
     p.compile("ref")

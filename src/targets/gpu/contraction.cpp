@@ -5,7 +5,9 @@
 #include "core/error.hpp"
 #include "ops/convolution.hpp"
 #include "ops/fused.hpp"
+#include "ops/binary.hpp"
 #include "ops/gemm.hpp"
+#include "ops/unary.hpp"
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/matmul.hpp"
 
@@ -38,7 +40,7 @@ shape swap_last_two(const shape& s) {
 }
 
 void add_matmul(lowering_context& ctx, const instruction& ins, body_operand a, body_operand b, body_operand c,
-                float alpha, float beta) {
+                float alpha, float beta, matmul_epilogue epi = matmul_epilogue::none, std::byte* bias = nullptr) {
     // numpy matmul's vectors: a 1-d A is a row [1, K], a 1-d B a column [K, 1], and the result
     // (standard, so the same bytes) gets those dims back.
     bool a_vec = a.s.lens().size() == 1, b_vec = b.s.lens().size() == 1;
@@ -57,10 +59,10 @@ void add_matmul(lowering_context& ctx, const instruction& ins, body_operand a, b
     if (!matmul_operand_ok(b.s)) b = materialize(ctx, ins, b);
     auto& libs = ctx.libraries();
     libs.reserve_workspace(max_workspace);
-    auto plan = std::make_shared<matmul_plan>(libs.blas(), matmul_problem{a.s, b.s, c.s, alpha, beta, libs.allow_tf32},
-                                              max_workspace, ctx.where(ins));
-    ctx.add_step(ins, [plan, a = a.ptr, b = b.ptr, c = c.ptr, &libs](cudaStream_t s) {
-        plan->run(a, b, c, libs.workspace(), s);
+    auto plan = std::make_shared<matmul_plan>(
+        libs.blas(), matmul_problem{a.s, b.s, c.s, alpha, beta, libs.allow_tf32, epi}, max_workspace, ctx.where(ins));
+    ctx.add_step(ins, [plan, a = a.ptr, b = b.ptr, c = c.ptr, bias, &libs](cudaStream_t s) {
+        plan->run(a, b, c, libs.workspace(), s, bias);
     });
 }
 
@@ -130,6 +132,37 @@ const gpu_lowering_registrar contraction_lowering{{
     },
 }};
 
+// dot + bias [N] (+ relu) with the result as the region's output: cuBLASLt applies the bias and
+// relu itself, so the region is one library call.
+bool try_library_epilogue(lowering_context& ctx, const instruction& ins, const module& body, const instruction& anchor,
+                          const std::vector<body_operand>& in,
+                          const std::unordered_map<const instruction*, body_operand>& known) {
+    if (!anchor.get_operator().get_if<ops::dot>() || !ins.get_shape().standard() ||
+        anchor.get_shape() != ins.get_shape() || anchor.get_shape().lens().size() < 2)
+        return false;
+    std::vector<const instruction*> ops_after;
+    for (const auto& b : body)
+        if (!b.is_param() && !b.is_return() && &b != &anchor) ops_after.push_back(&b);
+    if (ops_after.empty() || ops_after.size() > 2) return false;
+    const instruction& add = *ops_after[0];
+    if (!add.get_operator().get_if<ops::add>() || add.inputs().size() != 2) return false;
+    const instruction* other = &*add.inputs()[0] == &anchor ? &*add.inputs()[1] : &*add.inputs()[0];
+    if (&*add.inputs()[0] != &anchor && &*add.inputs()[1] != &anchor) return false;
+    auto bias = known.find(other);
+    std::size_t n = ins.get_shape().lens().back();
+    if (bias == known.end() || bias->second.s.lens() != std::vector<std::size_t>{n} || bias->second.s.strides()[0] != 1 ||
+        bias->second.s.type() != ins.get_shape().type())
+        return false;
+    matmul_epilogue epi = matmul_epilogue::bias;
+    if (ops_after.size() == 2) {
+        const instruction& act = *ops_after[1];
+        if (!act.get_operator().get_if<ops::relu>() || &*act.inputs()[0] != &add) return false;
+        epi = matmul_epilogue::bias_relu;
+    }
+    add_matmul(ctx, ins, in.at(0), in.at(1), {ctx.address(ins), ins.get_shape()}, 1.0f, 0.0f, epi, bias->second.ptr);
+    return true;
+}
+
 // A fused epilogue: its anchor (the contraction) into the output buffer, then the pointwise rest
 // of the body as one kernel reading the anchor's result where it lies and writing over it.
 const gpu_lowering_registrar epilogue_lowering{{
@@ -148,6 +181,7 @@ const gpu_lowering_registrar epilogue_lowering{{
             if (it == known.end()) fail("gpu: a fused epilogue's contraction must read the region's inputs: ", ctx.where(ins));
             in.push_back(it->second);
         }
+        if (try_library_epilogue(ctx, ins, body, *anchor, in, known)) return;
         const shape& as = anchor->get_shape();
         body_operand result{ctx.address(ins), as};
         // The product goes straight into the output when the epilogue can read and write each

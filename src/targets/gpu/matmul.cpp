@@ -72,6 +72,7 @@ struct matmul_plan::impl {
     float alpha_f, beta_f;
     double alpha_d, beta_d;
     bool f64 = false;
+    const void* bias = nullptr;
     std::string where;
     ~impl() {
         if (la) cublasLtMatrixLayoutDestroy(la);
@@ -116,6 +117,10 @@ matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_
             KILN_GPU_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s, sizeof(s)), ctx);
         }
     }
+    if (p.epilogue != matmul_epilogue::none) {
+        cublasLtEpilogue_t e = p.epilogue == matmul_epilogue::bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
+        KILN_GPU_CHECK(cublasLtMatmulDescSetAttribute(I.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof(e)), ctx);
+    }
     cublasLtMatmulPreference_t pref = nullptr;
     KILN_GPU_CHECK(cublasLtMatmulPreferenceCreate(&pref), ctx);
     std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>, decltype(&cublasLtMatmulPreferenceDestroy)> guard(
@@ -135,8 +140,13 @@ matmul_plan::~matmul_plan() = default;
 matmul_plan::matmul_plan(matmul_plan&&) noexcept = default;
 std::size_t matmul_plan::workspace_bytes() const { return impl_->workspace; }
 
-void matmul_plan::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s) const {
-    const auto& I = *impl_;
+void matmul_plan::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias) const {
+    auto& I = *impl_;
+    if (bias && I.bias != bias) {
+        KILN_GPU_CHECK(cublasLtMatmulDescSetAttribute(I.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+                       cat("setting the bias of the matmul of ", I.where));
+        I.bias = bias;
+    }
     const void* alpha = I.f64 ? static_cast<const void*>(&I.alpha_d) : &I.alpha_f;
     const void* beta = I.f64 ? static_cast<const void*>(&I.beta_d) : &I.beta_f;
     KILN_GPU_CHECK(cublasLtMatmul(I.h, I.desc, alpha, b, I.la, a, I.lb, beta, c, I.lc, c, I.lc, &I.algo, workspace,

@@ -15,10 +15,15 @@ typedef struct CUstream_st* cudaStream_t;
 
 namespace kiln::gpu {
 
+// What cuBLASLt applies to the product before writing it: a bias per output column (of C's
+// type, [N]), then optionally relu.
+enum class matmul_epilogue { none, bias, bias_relu };
+
 struct matmul_problem {
     shape a, b, c;            // [batch..., M, K], [batch..., K, N], [batch..., M, N]; batch dims as C's
     float alpha = 1, beta = 0;
     bool allow_tf32 = false;
+    matmul_epilogue epilogue = matmul_epilogue::none;
 };
 
 // Whether cuBLASLt can read this operand as it is (else materialise it standard first).
@@ -30,7 +35,8 @@ public:
     ~matmul_plan();
     matmul_plan(matmul_plan&&) noexcept;
     std::size_t workspace_bytes() const;
-    void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s) const;
+    // `bias`: the epilogue's [N] vector (ignored without one); set once, at the first run.
+    void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias = nullptr) const;
 
 private:
     struct impl;
