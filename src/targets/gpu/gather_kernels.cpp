@@ -70,6 +70,7 @@ void lower_concat(lowering_context& ctx, const instruction& ins) {
     for (std::size_t d = nd; d-- > 0;)
         code += cat("        c[", d, "] = (kiln::i64)(r % ", y.lens()[d], "ull); r /= ", y.lens()[d], "ull;\n");
     std::size_t start = 0;
+    bool first = true;
     for (std::size_t k = 0; k < ins.inputs().size(); ++k) {
         const shape& s = ins.inputs()[k]->get_shape();
         std::size_t end = start + s.lens()[axis];
@@ -77,9 +78,10 @@ void lower_concat(lowering_context& ctx, const instruction& ins) {
         std::string off;
         for (std::size_t d = 0; d < nd; ++d)
             off += cat(d ? " + " : "", d == axis ? cat("(c[", d, "] - ", start, "ll)") : cat("c[", d, "]"), " * ", s.strides()[d], "ll");
-        code += cat("        ", k ? "else " : "", "if (c[", axis, "] < ", end, "ll) y[i] = kiln::storer<", device_type(y.type()),
+        code += cat("        ", first ? "" : "else ", "if (c[", axis, "] < ", end, "ll) y[i] = kiln::storer<", device_type(y.type()),
                     ">::from(kiln::load(p", k, "[", off, "]));\n");
         start = end;
+        first = false;
     }
     code += "    }\n}\n";
     if (!y.standard()) fail("gpu: concat into a non-standard output: ", ctx.where(ins));
