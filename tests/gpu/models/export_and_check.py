@@ -56,6 +56,13 @@ def check(tag, model, inputs, want):
     cache = os.path.join(work, tag + "_runcache")
     out, log, wall = run_kiln(model, inputs, tag, cache)
     entry = {"kiln_run_wall_s": round(wall, 2)}
+    try:   # the exported file on ONNX Runtime, to tell export differences from kiln's
+        import onnxruntime as ort
+        sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+        ort_out = sess.run(None, {k: np.load(v) for k, v in inputs.items()})[0]
+        entry["onnxruntime_vs_torch_rel_l2"] = rel_l2(ort_out, want)
+    except Exception as e:
+        entry["onnxruntime_error"] = str(e)[:300]
     entry["report"] = [l for l in log.splitlines() if re.search(r"Compiled|kernels|program:|run", l)][:8]
     if out:
         files = sorted(os.listdir(out))
@@ -91,8 +98,10 @@ if "bert" in which:
     from transformers import BertConfig, BertModel
     m = BertModel(BertConfig()).eval()
     ids = torch.randint(0, m.config.vocab_size, (1, 128))
+    # All ones: with padding in the mask, the traced export of transformers' masking code differs
+    # from eager PyTorch (ONNX Runtime on the exported file is as far off as kiln: 0.32 on a small
+    # BERT), so the export, not kiln, would be measured.
     mask = torch.ones(1, 128, dtype=torch.int64)
-    mask[0, 100:] = 0
     path = os.path.join(work, "bert.onnx")
     class Wrapped(torch.nn.Module):   # positional inputs for the exporter
         def __init__(self, m):
@@ -112,4 +121,4 @@ if "bert" in which:
                          "attention_mask": os.path.join(work, "bert_mask.npy")}, want)
 
 json.dump(results, open(os.path.join(work, "models.json"), "w"), indent=1)
-print("SUMMARY", json.dumps({k: {"rel_l2": v.get("rel_l2"), "fp16_rel_l2": v.get("fp16_rel_l2"), "compile": [(c["attempt"], c["wall_s"], c["rc"]) for c in v["compile"]]} for k, v in results.items()}))
+print("SUMMARY", json.dumps({k: {"rel_l2": v.get("rel_l2"), "fp16_rel_l2": v.get("fp16_rel_l2"), "ort_rel_l2": v.get("onnxruntime_vs_torch_rel_l2"), "compile": [(c["attempt"], c["wall_s"], c["rc"]) for c in v["compile"]]} for k, v in results.items()}))
