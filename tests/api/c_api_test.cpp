@@ -182,8 +182,9 @@ TEST_F(c_api, unknown_target_names_the_built_ones) {
     ASSERT_EQ(kiln_onnx_options_set_default_dim(opts, 2), KILN_STATUS_SUCCESS);
     parse(relu_model());
     EXPECT_EQ(kiln_program_compile(prog, "cpu", nullptr), KILN_STATUS_UNKNOWN_TARGET);
-    EXPECT_NE(last().find("built targets: ref"), std::string::npos) << last();
-    EXPECT_EQ(std::string(kiln_built_targets()).find("ref"), 0u);
+    EXPECT_NE(last().find("built targets: "), std::string::npos) << last();
+    EXPECT_NE(last().find("ref"), std::string::npos) << last();
+    EXPECT_NE(std::string(kiln_built_targets()).find("ref"), std::string::npos);
 }
 
 TEST_F(c_api, run_errors_name_the_input_or_output) {
