@@ -141,8 +141,8 @@ def test_missing_and_unknown_inputs(program):
 
 def test_unknown_target_names_the_built_ones(model_path):
     p = kiln.parse_onnx(model_path, default_dim=1)
-    for target in ("gpu", "tpu"):
-        with pytest.raises(kiln.TargetError, match=rf"target '{target}' is not built into this kiln \(built targets: cpu, ref"):
+    for target in ("tpu",):   # cpu is built everywhere, gpu wherever CUDA is
+        with pytest.raises(kiln.TargetError, match=rf"target '{target}' is not built into this kiln \(built targets: .*ref"):
             p.compile(target)
     assert "ref" in kiln.built_targets()
 
@@ -303,7 +303,7 @@ def test_verify_passes_and_reports_errors(model_path):
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     assert kiln.verify(p, {"x": x}, "ref", options=kiln.CompileOptions(optimize=True)).passed
     with pytest.raises(kiln.TargetError):
-        kiln.verify(p, target="gpu")
+        kiln.verify(p, target="cpu")
     with pytest.raises(kiln.InputError, match="'x' has lens"):
         kiln.verify(p, {"x": np.zeros((2, 4), np.float32)})
     p.compile("ref")
@@ -374,7 +374,7 @@ def test_ops_lists():
 
 def test_onnx_backend_api(model_path):
     assert backend.supports_device("CPU")
-    assert not backend.supports_device("CUDA")
+    assert backend.supports_device("CUDA") == ("gpu" in kiln.built_targets())
     x = RNG.standard_normal((5, 4)).astype(np.float32)
     rep = backend.prepare(mlp_model(), "CPU")
     (y,) = rep.run([x])

@@ -1,0 +1,132 @@
+#include "targets/gpu/body_kernel.hpp"
+
+#include <cstdio>
+
+#include "core/error.hpp"
+#include "core/eval.hpp"
+#include "ops/convert.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+// numpy broadcasting: s's dims right-aligned to `lens`, stride 0 where s has none or 1.
+shape broadcast_to_lens(const shape& s, const std::vector<std::size_t>& lens) {
+    std::vector<std::size_t> strides(lens.size(), 0);
+    std::size_t off = lens.size() - s.lens().size();
+    for (std::size_t d = 0; d < s.lens().size(); ++d)
+        strides[off + d] = s.lens()[d] == 1 && lens[off + d] != 1 ? 0 : s.strides()[d];
+    return shape(s.type(), lens, strides);
+}
+
+std::string number(double v) {
+    if (v != v) return "(0.0/0.0)";
+    if (v == 1.0 / 0.0) return "(1.0/0.0)";
+    if (v == -1.0 / 0.0) return "(-1.0/0.0)";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+// A value rounded to its storage type, as ref stores every op's result.
+std::string rounded(dtype t, const std::string& expr) {
+    return cat("kiln::load(kiln::storer<", device_type(t), ">::from(", expr, "))");
+}
+
+std::string value_type(dtype t) { return compute_type(t); }
+
+}  // namespace
+
+std::unordered_map<const instruction*, body_operand> body_params(lowering_context& ctx, const instruction& ins,
+                                                                 const module& body) {
+    std::unordered_map<const instruction*, body_operand> r;
+    auto names = body.parameter_names();
+    for (std::size_t i = 0; i < names.size() && i < ins.inputs().size(); ++i) {
+        const instruction& in = *ins.inputs()[i];
+        r[&*body.get_parameter(names[i])] = {ctx.address(in), in.get_shape()};
+    }
+    return r;
+}
+
+void add_body_kernel(lowering_context& ctx, const instruction& ins, const module& body,
+                     std::unordered_map<const instruction*, body_operand> known, std::byte* out, const shape& out_shape) {
+    elementwise_spec spec;
+    spec.output = out_shape;
+    std::vector<void*> pointers{out};
+    std::unordered_map<const instruction*, std::string> var;
+    std::string code;
+    auto operand = [&](const instruction* b, const body_operand& o) {
+        std::size_t k = spec.inputs.size();
+        spec.inputs.push_back(broadcast_to_lens(o.s, out_shape.lens()));
+        pointers.push_back(o.ptr);
+        var[b] = cat("x", k);
+    };
+    // A value's variable; operands are loaded on first use.
+    auto var_of = [&](const instruction* b) -> const std::string& {
+        if (!var.count(b)) operand(b, known.at(b));
+        return var.at(b);
+    };
+    std::size_t n = 0;
+    const instruction* result = nullptr;
+    for (const auto& b : body) {
+        std::string where = cat(ctx.where(ins), ", body ", describe(body, b));
+        if (known.count(&b)) continue;   // loaded where first used
+        if (b.is_param()) fail("gpu: body parameter without an input: ", where);
+        if (b.is_return()) {
+            result = &*b.inputs().at(0);
+            continue;
+        }
+        if (b.is_literal()) {
+            const argument& a = b.get_literal().get_argument();
+            if (a.get_shape().elements() == 1) {
+                var[&b] = cat("(", value_type(a.get_shape().type()), ")(",
+                              is_float(a.get_shape().type()) ? number(to_doubles(a)[0])
+                                                             : std::to_string(to_int64s(a)[0]) + "ll",
+                              ")");
+            } else {
+                operand(&b, {ctx.upload(a, where), a.get_shape()});
+            }
+            continue;
+        }
+        op_traits t = b.get_operator().traits();
+        std::vector<shape> in_shapes;
+        for (auto i : b.inputs()) in_shapes.push_back(i->get_shape());
+        int alias = b.get_operator().output_alias(in_shapes);
+        if (alias >= 0) {
+            // A view of something the kernel loads: the same memory read through the view's strides.
+            auto src = known.find(&*b.inputs()[alias]);
+            if (src == known.end()) fail("gpu: a view of a computed value inside a fused region: ", where);
+            static std::byte sentinel[1];
+            std::vector<argument> args;
+            for (std::size_t i = 0; i < b.inputs().size(); ++i)
+                args.emplace_back(static_cast<int>(i) == alias ? src->second.s : in_shapes[i], sentinel, nullptr);
+            argument v = b.get_operator().compute(b.get_shape(), args, b.module_inputs());
+            known[&b] = {src->second.ptr + (v.data() - sentinel), v.get_shape()};
+            continue;
+        }
+        if (!t.pointwise) fail("gpu: not a pointwise op inside a pointwise region: ", where);
+        std::vector<std::string> args;
+        for (auto i : b.inputs()) args.push_back(var_of(&*i));
+        dtype ty = b.get_shape().type();
+        std::string expr;
+        if (const auto* c = b.get_operator().get_if<ops::convert>()) {
+            expr = rounded(c->target_type, args.at(0));
+        } else if (auto e = b.get_operator().scalar_expr(args)) {
+            // Integer helpers compute in 64 bits; the result wraps to the element type.
+            expr = (ty == dtype::float16 || ty == dtype::bfloat16 || (is_integral(ty) && dtype_bits(ty) < 64))
+                       ? rounded(ty, *e)
+                       : *e;
+        } else {
+            fail("gpu: pointwise op without a scalar expression: ", where);
+        }
+        std::string v = cat("v", n++);
+        code += cat("const ", value_type(ty), " ", v, " = ", expr, ";\n        ");
+        var[&b] = v;
+    }
+    if (!result) fail("gpu: fused region without a result: ", ctx.where(ins));
+    code += cat("const auto y = ", var_of(result), ";");
+    spec.body = code;
+    auto src = make_elementwise_kernel(spec, ctx.where(ins));
+    ctx.add_kernel(ins, std::move(src), elementwise_launch(out_shape.elements()), std::move(pointers));
+}
+
+}  // namespace kiln::gpu

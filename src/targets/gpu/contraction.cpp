@@ -1,0 +1,200 @@
+#include "targets/gpu/contraction.hpp"
+
+#include <memory>
+
+#include "core/error.hpp"
+#include "ops/convolution.hpp"
+#include "ops/fused.hpp"
+#include "ops/binary.hpp"
+#include "ops/gemm.hpp"
+#include "ops/unary.hpp"
+#include "targets/gpu/libraries.hpp"
+#include "targets/gpu/matmul.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+constexpr std::size_t max_workspace = 64u << 20;
+
+// A matrix operand with the batch dims of `batch` (numpy broadcast: missing or 1 dims repeat).
+shape with_batch(const shape& s, const std::vector<std::size_t>& batch) {
+    std::size_t nb = s.lens().size() - 2;
+    std::vector<std::size_t> lens(batch), strides(batch.size(), 0);
+    for (std::size_t d = 0; d < nb; ++d) {
+        std::size_t to = batch.size() - nb + d;
+        strides[to] = s.lens()[d] == 1 ? 0 : s.strides()[d];
+    }
+    for (std::size_t d = nb; d < s.lens().size(); ++d) {
+        lens.push_back(s.lens()[d]);
+        strides.push_back(s.strides()[d]);
+    }
+    return shape(s.type(), lens, strides);
+}
+
+shape swap_last_two(const shape& s) {
+    auto l = s.lens(), st = s.strides();
+    std::size_t n = l.size();
+    std::swap(l[n - 1], l[n - 2]);
+    std::swap(st[n - 1], st[n - 2]);
+    return shape(s.type(), l, st);
+}
+
+void add_matmul(lowering_context& ctx, const instruction& ins, body_operand a, body_operand b, body_operand c,
+                float alpha, float beta, matmul_epilogue epi = matmul_epilogue::none, std::byte* bias = nullptr) {
+    // numpy matmul's vectors: a 1-d A is a row [1, K], a 1-d B a column [K, 1], and the result
+    // (standard, so the same bytes) gets those dims back.
+    bool a_vec = a.s.lens().size() == 1, b_vec = b.s.lens().size() == 1;
+    if (a_vec) a.s = shape(a.s.type(), {1, a.s.lens()[0]}, {a.s.lens()[0] * a.s.strides()[0], a.s.strides()[0]});
+    if (b_vec) b.s = shape(b.s.type(), {b.s.lens()[0], 1}, {b.s.strides()[0], 1});
+    if (a_vec || b_vec) {
+        auto cl = c.s.lens();
+        if (b_vec) cl.push_back(1);
+        if (a_vec) cl.insert(cl.end() - 1, 1);
+        c.s = shape(c.s.type(), cl);
+    }
+    std::vector<std::size_t> batch(c.s.lens().begin(), c.s.lens().end() - 2);
+    a.s = with_batch(a.s, batch);
+    b.s = with_batch(b.s, batch);
+    if (!matmul_operand_ok(a.s)) a = materialize(ctx, ins, a);
+    if (!matmul_operand_ok(b.s)) b = materialize(ctx, ins, b);
+    auto& libs = ctx.libraries();
+    libs.reserve_workspace(max_workspace);
+    auto plan = std::make_shared<matmul_plan>(
+        libs.blas(), matmul_problem{a.s, b.s, c.s, alpha, beta, libs.allow_tf32, epi}, max_workspace, ctx.where(ins));
+    ctx.add_step(ins, [plan, a = a.ptr, b = b.ptr, c = c.ptr, bias, &libs](cudaStream_t s) {
+        plan->run(a, b, c, libs.workspace(), s, bias);
+    });
+}
+
+}  // namespace
+
+body_operand materialize(lowering_context& ctx, const instruction& ins, const body_operand& o) {
+    shape std_shape = o.s.as_standard();
+    body_operand r{ctx.scratch(std_shape.bytes(), "a materialised operand"), std_shape};
+    elementwise_spec spec{{o.s}, std_shape, "const auto y = x0;"};
+    ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(std_shape.elements()),
+                   {r.ptr, o.ptr});
+    return r;
+}
+
+void lower_contraction(lowering_context& ctx, const instruction& ins, const operation& op,
+                       const std::vector<body_operand>& in, const body_operand& out) {
+    if (op.get_if<ops::dot>()) {
+        add_matmul(ctx, ins, in.at(0), in.at(1), out, 1.0f, 0.0f);
+    } else if (const auto* g = op.get_if<ops::gemm>()) {
+        body_operand a = in.at(0), b = in.at(1);
+        if (g->trans_a) a.s = swap_last_two(a.s);
+        if (g->trans_b) b.s = swap_last_two(b.s);
+        float beta = 0;
+        if (in.size() > 2 && g->beta != 0) {
+            // beta * C: C broadcast into the output first, then the product accumulates onto it.
+            shape cs = in[2].s;
+            elementwise_spec spec{{shape(cs.type(), out.s.lens(), [&] {
+                                       std::vector<std::size_t> st(out.s.lens().size(), 0);
+                                       std::size_t off = st.size() - cs.lens().size();
+                                       for (std::size_t d = 0; d < cs.lens().size(); ++d)
+                                           st[off + d] = cs.lens()[d] == 1 ? 0 : cs.strides()[d];
+                                       return st;
+                                   }())},
+                                  out.s, "const auto y = x0;"};
+            ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(out.s.elements()),
+                           {out.ptr, in[2].ptr});
+            beta = g->beta;
+        }
+        add_matmul(ctx, ins, a, b, out, g->alpha, beta);
+    } else if (op.get_if<ops::convolution>()) {
+        lower_convolution(ctx, ins, op, in, out);
+    } else {
+        fail("gpu: no GPU implementation of ", op.name(), " as a contraction: ", ctx.where(ins));
+    }
+}
+
+namespace {
+
+// cuBLASLt and cuDNN take float types only (integer GEMMs have no GPU implementation yet).
+bool is_contraction(const instruction& ins) {
+    const auto& op = ins.get_operator();
+    return (op.get_if<ops::dot>() || op.get_if<ops::gemm>() || op.get_if<ops::convolution>()) &&
+           is_float(ins.get_shape().type());
+}
+
+std::vector<body_operand> operands_of(lowering_context& ctx, const instruction& ins) {
+    std::vector<body_operand> r;
+    for (auto i : ins.inputs()) r.push_back({ctx.address(*i), i->get_shape()});
+    return r;
+}
+
+const gpu_lowering_registrar contraction_lowering{{
+    "dot, gemm or convolution (cuBLASLt, cuDNN)",
+    [](const instruction& ins) { return is_contraction(ins); },
+    [](lowering_context& ctx, const instruction& ins) {
+        lower_contraction(ctx, ins, ins.get_operator(), operands_of(ctx, ins), {ctx.address(ins), ins.get_shape()});
+    },
+}};
+
+// dot + bias [N] (+ relu) with the result as the region's output: cuBLASLt applies the bias and
+// relu itself, so the region is one library call.
+bool try_library_epilogue(lowering_context& ctx, const instruction& ins, const module& body, const instruction& anchor,
+                          const std::vector<body_operand>& in,
+                          const std::unordered_map<const instruction*, body_operand>& known) {
+    if (!anchor.get_operator().get_if<ops::dot>() || !ins.get_shape().standard() ||
+        anchor.get_shape() != ins.get_shape() || anchor.get_shape().lens().size() < 2)
+        return false;
+    std::vector<const instruction*> ops_after;
+    for (const auto& b : body)
+        if (!b.is_param() && !b.is_return() && &b != &anchor) ops_after.push_back(&b);
+    if (ops_after.empty() || ops_after.size() > 2) return false;
+    const instruction& add = *ops_after[0];
+    if (!add.get_operator().get_if<ops::add>() || add.inputs().size() != 2) return false;
+    const instruction* other = &*add.inputs()[0] == &anchor ? &*add.inputs()[1] : &*add.inputs()[0];
+    if (&*add.inputs()[0] != &anchor && &*add.inputs()[1] != &anchor) return false;
+    auto bias = known.find(other);
+    std::size_t n = ins.get_shape().lens().back();
+    if (bias == known.end() || bias->second.s.lens() != std::vector<std::size_t>{n} || bias->second.s.strides()[0] != 1 ||
+        bias->second.s.type() != ins.get_shape().type())
+        return false;
+    matmul_epilogue epi = matmul_epilogue::bias;
+    if (ops_after.size() == 2) {
+        const instruction& act = *ops_after[1];
+        if (!act.get_operator().get_if<ops::relu>() || &*act.inputs()[0] != &add) return false;
+        epi = matmul_epilogue::bias_relu;
+    }
+    add_matmul(ctx, ins, in.at(0), in.at(1), {ctx.address(ins), ins.get_shape()}, 1.0f, 0.0f, epi, bias->second.ptr);
+    return true;
+}
+
+// A fused epilogue: its anchor (the contraction) into the output buffer, then the pointwise rest
+// of the body as one kernel reading the anchor's result where it lies and writing over it.
+const gpu_lowering_registrar epilogue_lowering{{
+    "fused epilogue (library GEMM/convolution, then one generated kernel)",
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::fused_epilogue>() != nullptr; },
+    [](lowering_context& ctx, const instruction& ins) {
+        const module& body = *ins.module_inputs().at(0);
+        auto known = body_params(ctx, ins, body);
+        const instruction* anchor = nullptr;
+        for (const auto& b : body)
+            if (is_contraction(b)) anchor = &b;
+        if (!anchor) fail("gpu: fused epilogue without a contraction: ", ctx.where(ins));
+        std::vector<body_operand> in;
+        for (auto i : anchor->inputs()) {
+            auto it = known.find(&*i);
+            if (it == known.end()) fail("gpu: a fused epilogue's contraction must read the region's inputs: ", ctx.where(ins));
+            in.push_back(it->second);
+        }
+        if (try_library_epilogue(ctx, ins, body, *anchor, in, known)) return;
+        const shape& as = anchor->get_shape();
+        body_operand result{ctx.address(ins), as};
+        // The product goes straight into the output when the epilogue can read and write each
+        // element in place (same type and layout), else into scratch memory.
+        if (!(as == ins.get_shape() && as.standard()))
+            result.ptr = ctx.scratch(as.as_standard().bytes(), "a fused epilogue's product");
+        lower_contraction(ctx, ins, anchor->get_operator(), in, result);
+        const instruction& ret = *std::prev(body.end());
+        if (&*ret.inputs().at(0) == anchor) return;   // nothing after the product
+        known[anchor] = result;
+        add_body_kernel(ctx, ins, body, known, ctx.address(ins), ins.get_shape());
+    },
+}};
+
+}  // namespace
+}  // namespace kiln::gpu

@@ -1,0 +1,90 @@
+#include "targets/gpu/device.hpp"
+
+#include <mutex>
+#include <utility>
+
+#include "core/error.hpp"
+#include "targets/gpu/gpu_error.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+struct device_query {
+    device_info info;
+    std::string error;   // why there is no device
+};
+
+const device_query& query() {
+    static const device_query q = [] {
+        device_query r;
+        int n = 0;
+        if (cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess || n == 0) {
+            r.error = e != cudaSuccess ? cat("cudaGetDeviceCount: ", cudaGetErrorName(e), ": ", cudaGetErrorString(e))
+                                       : std::string("cudaGetDeviceCount found 0 devices");
+            cudaGetLastError();
+            return r;
+        }
+        cudaDeviceProp p{};
+        KILN_GPU_CHECK(cudaGetDeviceProperties(&p, 0), "querying device 0");
+        KILN_GPU_CHECK(cudaSetDevice(0), "selecting device 0");
+        r.info = {0, p.name, cat("sm_", p.major, p.minor), p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem};
+        return r;
+    }();
+    return q;
+}
+
+}  // namespace
+
+const device_info& current_device() {
+    const auto& q = query();
+    if (!q.error.empty()) fail("gpu: no CUDA device: ", q.error, " (the gpu target needs an NVIDIA GPU and its driver)");
+    KILN_GPU_CHECK(cudaSetDevice(q.info.ordinal), "selecting the device");   // per thread
+    return q.info;
+}
+
+bool device_available() { return query().error.empty(); }
+
+void copy_to_device(void* dst, const void* src, std::size_t bytes, const std::string& what) {
+    KILN_GPU_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), what);
+}
+void copy_to_host(void* dst, const void* src, std::size_t bytes, const std::string& what) {
+    KILN_GPU_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), what);
+}
+
+device_buffer::device_buffer(std::size_t bytes, const char* what) : bytes_(bytes) {
+    if (bytes == 0) return;
+    void* p = nullptr;
+    KILN_GPU_CHECK(cudaMalloc(&p, bytes), cat("allocating ", bytes, " device bytes for ", what));
+    ptr_ = static_cast<std::byte*>(p);
+}
+device_buffer::~device_buffer() {
+    if (ptr_) cudaFree(ptr_);
+}
+device_buffer& device_buffer::operator=(device_buffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+}
+
+pinned_buffer::pinned_buffer(std::size_t bytes, const char* what) : bytes_(bytes) {
+    if (bytes == 0) return;
+    void* p = nullptr;
+    KILN_GPU_CHECK(cudaMallocHost(&p, bytes), cat("allocating ", bytes, " pinned host bytes for ", what));
+    ptr_ = static_cast<std::byte*>(p);
+}
+pinned_buffer::~pinned_buffer() {
+    if (ptr_) cudaFreeHost(ptr_);
+}
+pinned_buffer& pinned_buffer::operator=(pinned_buffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+}
+
+stream::stream() { KILN_GPU_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "creating the stream"); }
+stream::~stream() {
+    if (s_) cudaStreamDestroy(s_);
+}
+void stream::synchronize(const std::string& where) const { KILN_GPU_CHECK(cudaStreamSynchronize(s_), where); }
+
+}  // namespace kiln::gpu

@@ -1,0 +1,29 @@
+// Elementwise kernels: one thread per output element (grid-stride), its coordinates from the
+// output's lens and each operand's offset from that operand's strides, all baked in by the
+// generator (elementwise.cpp) as compile-time constants, so NVRTC folds the index arithmetic.
+#pragma once
+#include "kiln_types.cuh"
+
+namespace kiln {
+
+// Offset of row-major element `i` of lens L in a tensor with strides S (rank R).
+template <int R>
+struct layout {
+    index_t lens[R > 0 ? R : 1];
+    index_t strides[R > 0 ? R : 1];
+    __device__ __forceinline__ index_t offset(index_t i) const {
+        index_t off = 0;
+#pragma unroll
+        for (int d = R - 1; d >= 0; --d) {
+            index_t c = i % lens[d];
+            i /= lens[d];
+            off += c * strides[d];
+        }
+        return off;
+    }
+};
+
+__device__ __forceinline__ index_t global_thread() { return static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ index_t grid_threads() { return static_cast<index_t>(gridDim.x) * blockDim.x; }
+
+}  // namespace kiln

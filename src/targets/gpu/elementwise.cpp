@@ -1,0 +1,82 @@
+#include "targets/gpu/elementwise.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+std::string list(const std::vector<std::size_t>& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]) + "ull";
+    return s.empty() ? "0ull" : s;
+}
+
+// "kiln::layout<2>{{4ull, 5ull}, {5ull, 1ull}}"
+std::string layout_of(const shape& s) {
+    return cat("kiln::layout<", s.lens().size(), ">{{", list(s.lens()), "}, {", list(s.strides()), "}}");
+}
+
+}  // namespace
+
+std::string device_type(dtype t) {
+    switch (t) {
+        case dtype::bool_: return "bool";
+        case dtype::int8: return "kiln::i8";
+        case dtype::int16: return "kiln::i16";
+        case dtype::int32: return "kiln::i32";
+        case dtype::int64: return "kiln::i64";
+        case dtype::uint8: return "kiln::u8";
+        case dtype::uint16: return "kiln::u16";
+        case dtype::uint32: return "kiln::u32";
+        case dtype::uint64: return "kiln::u64";
+        case dtype::float16: return "kiln::half";
+        case dtype::bfloat16: return "kiln::bf16";
+        case dtype::float32: return "float";
+        case dtype::float64: return "double";
+        default: fail("gpu: no device type for ", dtype_name(t), " (generated kernels do not support it yet)");
+    }
+}
+
+std::string compute_type(dtype t) {
+    if (t == dtype::bool_) return "bool";
+    if (is_float(t)) return t == dtype::float64 ? "double" : (device_type(t), "float");
+    device_type(t);   // rejects what kernels cannot store
+    return is_signed(t) ? "kiln::i64" : "kiln::u64";
+}
+
+kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::string& where) {
+    const shape& out = spec.output;
+    std::string params = cat(device_type(out.type()), "* __restrict__ y_ptr");
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i)
+        params += cat(", const ", device_type(spec.inputs[i].type()), "* __restrict__ p", i);
+    // Operands laid out as the output (standard, same lens) index with i directly.
+    auto offset = [&](const shape& s, const std::string& name) -> std::string {
+        if (s.standard() && s.lens() == out.lens()) return "i";
+        if (s.elements() == 1 || std::all_of(s.strides().begin(), s.strides().end(), [](auto x) { return x == 0; }))
+            return "0";
+        return cat(name, ".offset(i)");
+    };
+    std::string code = cat("#include \"kiln_elementwise.cuh\"\n#include \"scalar_helpers.h\"\n", "extern \"C\" __global__ void __launch_bounds__(256) kiln_elementwise(",
+                           params, ") {\n");
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i)
+        if (offset(spec.inputs[i], "") != "i" && offset(spec.inputs[i], "") != "0")
+            code += cat("    constexpr auto L", i, " = ", layout_of(spec.inputs[i]), ";\n");
+    if (offset(out, "") != "i") code += cat("    constexpr auto Ly = ", layout_of(out), ";\n");
+    code += cat("    for (kiln::index_t i = kiln::global_thread(); i < ", out.elements(),
+                "ull; i += kiln::grid_threads()) {\n");
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i)
+        code += cat("        const ", compute_type(spec.inputs[i].type()), " x", i, " = kiln::load(p", i, "[",
+                    offset(spec.inputs[i], cat("L", i)), "]);\n");
+    code += "        " + spec.body + "\n";
+    code += cat("        kiln::store(y_ptr[", offset(out, "Ly"), "], y);\n    }\n}\n");
+    return {"kiln_elementwise", std::move(code), where};
+}
+
+launch_dims elementwise_launch(std::size_t elements) {
+    std::size_t blocks = std::max<std::size_t>(1, (elements + 255) / 256);
+    return {static_cast<unsigned>(std::min<std::size_t>(blocks, 1u << 20)), 256};
+}
+
+}  // namespace kiln::gpu

@@ -1,0 +1,38 @@
+// The elementwise generator: a kernel that computes one output element per thread from any
+// number of strided (broadcast, transposed, sliced) operands. Pointwise regions, conversions and
+// the copies that materialise views are all instances of it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/shape.hpp"
+#include "targets/gpu/kernel_compiler.hpp"
+
+namespace kiln::gpu {
+
+// The storage type generated code uses for a dtype ("float", "kiln::half"); an error naming the
+// dtype for those the gpu target does not support (int4/uint4, fp8).
+std::string device_type(dtype t);
+// The type a value of this dtype is computed in: float for float16/bfloat16/float32, double,
+// 64-bit integers (the scalar helpers' contract), bool.
+std::string compute_type(dtype t);
+
+struct elementwise_spec {
+    // Each already broadcast to the output's lens (stride 0 where repeated), or with lens of its
+    // own and as many elements: then read at the output's row-major index (a reshape copy).
+    std::vector<shape> inputs;
+    shape output;
+    // Statements computing the result from x0, x1, ... (the inputs loaded into their compute
+    // types); the last defines `y`. "const float y = x0 + x1;"
+    std::string body;
+};
+
+kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::string& where);
+
+// Grid and block of an elementwise kernel over n elements.
+struct launch_dims {
+    unsigned grid = 1, block = 256;
+};
+launch_dims elementwise_launch(std::size_t elements);
+
+}  // namespace kiln::gpu

@@ -1,0 +1,321 @@
+// Generated lane kernels (device/kiln_lane.cuh): reductions, softmax and logsoftmax, layer norm,
+// attention; and pooling, one output element per thread. Each generator bakes the shapes in.
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <numeric>
+
+#include "core/error.hpp"
+#include "ops/attention.hpp"
+#include "ops/normalization.hpp"
+#include "ops/pooling.hpp"
+#include "ops/reduce.hpp"
+#include "ops/softmax.hpp"
+#include "ops/window.hpp"
+#include "targets/gpu/body_kernel.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+std::string list(const std::vector<std::size_t>& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]) + "ull";
+    return s.empty() ? "1ull" : s;
+}
+
+// The layout of the dims `axes` of s (lens and strides of those dims, in order).
+std::string layout_of(const shape& s, const std::vector<std::size_t>& axes) {
+    std::vector<std::size_t> l, st;
+    for (auto a : axes) l.push_back(s.lens()[a]), st.push_back(s.strides()[a]);
+    if (l.empty()) l.push_back(1), st.push_back(0);
+    return cat("kiln::layout<", l.size(), ">{{", list(l), "}, {", list(st), "}}");
+}
+
+std::size_t product(const shape& s, const std::vector<std::size_t>& axes) {
+    std::size_t n = 1;
+    for (auto a : axes) n *= s.lens()[a];
+    return n;
+}
+
+std::string acc_type(dtype t) { return t == dtype::float64 ? "double" : is_float(t) ? "float" : compute_type(t); }
+
+struct lane_split {
+    std::vector<std::size_t> kept, reduced;
+};
+lane_split split(std::size_t ndim, const std::vector<std::size_t>& reduced) {
+    lane_split r{{}, reduced};
+    for (std::size_t d = 0; d < ndim; ++d)
+        if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) r.kept.push_back(d);
+    return r;
+}
+
+// The kernel's frame: parameters, shared memory, and the loop over lanes; `body` uses `base`
+// (the lane's input offset), `ybase` (its output offset), Lr/Yr (offsets within the lane).
+kernel_source lane_kernel(const std::string& params, const std::string& acc, const shape& x, const shape& y,
+                          const lane_split& sx, const lane_split& sy, const std::string& body, const std::string& where) {
+    std::size_t lanes = product(x, sx.kept);
+    std::string code = cat("#include \"kiln_lane.cuh\"\n#include \"scalar_helpers.h\"\n",
+                           "extern \"C\" __global__ void __launch_bounds__(256) kiln_lane(", params, ") {\n",
+                           "    __shared__ ", acc, " smem[32];\n",
+                           "    constexpr auto Lk = ", layout_of(x, sx.kept), ";\n",
+                           "    constexpr auto Lr = ", layout_of(x, sx.reduced), ";\n",
+                           "    constexpr auto Yk = ", layout_of(y, sy.kept), ";\n",
+                           "    constexpr auto Yr = ", layout_of(y, sy.reduced), ";\n",
+                           "    constexpr kiln::index_t R = ", product(x, sx.reduced), "ull;\n",
+                           "    for (kiln::index_t lane = blockIdx.x; lane < ", lanes, "ull; lane += gridDim.x) {\n",
+                           "        const kiln::index_t base = Lk.offset(lane), ybase = Yk.offset(lane);\n",
+                           "        (void)ybase; (void)Yr; (void)R;\n", body, "    }\n}\n");
+    return {"kiln_lane", code, where};
+}
+
+launch_dims lane_launch(std::size_t lanes) { return {static_cast<unsigned>(std::clamp<std::size_t>(lanes, 1, 1u << 20)), 256}; }
+
+struct reduce_kind {
+    std::string init, map, combine, final;   // map(v), combine(a, b), final(acc) with R in scope
+};
+
+std::optional<reduce_kind> kind_of(const operation& op, const std::string& acc) {
+    std::string lowest = acc == "float" ? "kiln::neg_inf_f()" : acc == "double" ? "(-1.0/0.0)" : "(-9223372036854775807ll - 1)";
+    std::string highest = acc == "float" ? "(-kiln::neg_inf_f())" : acc == "double" ? "(1.0/0.0)" : "9223372036854775807ll";
+    if (acc == "kiln::u64") lowest = "0ull", highest = "18446744073709551615ull";
+    std::string add = "a + b";
+    if (op.get_if<ops::reduce_sum>()) return reduce_kind{"0", "v", add, "acc"};
+    if (op.get_if<ops::reduce_mean>()) return reduce_kind{"0", "v", add, cat("acc / (", acc, ")R")};
+    if (op.get_if<ops::reduce_prod>()) return reduce_kind{"1", "v", "a * b", "acc"};
+    if (op.get_if<ops::reduce_max>()) return reduce_kind{lowest, "v", "kiln::max_nan(a, b)", "acc"};
+    if (op.get_if<ops::reduce_min>()) return reduce_kind{highest, "v", "kiln::min_nan(a, b)", "acc"};
+    if (op.get_if<ops::reduce_l1>()) return reduce_kind{"0", "(v < 0 ? -v : v)", add, "acc"};
+    if (op.get_if<ops::reduce_l2>()) return reduce_kind{"0", "v * v", add, "sqrt(acc)"};
+    if (op.get_if<ops::reduce_sum_square>()) return reduce_kind{"0", "v * v", add, "acc"};
+    if (op.get_if<ops::reduce_log_sum>()) return reduce_kind{"0", "v", add, "log(acc)"};
+    if (op.get_if<ops::reduce_log_sum_exp>()) return reduce_kind{"0", "exp(v)", add, "log(acc)"};
+    return std::nullopt;
+}
+
+std::vector<std::size_t> reduced_axes_of(const operation& op, std::size_t ndim) {
+    std::vector<std::size_t> r;
+    auto visit = [&](const auto& o) { r = o.reduced_axes(ndim); };
+    if (auto* p = op.get_if<ops::reduce_sum>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_mean>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_prod>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_max>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_min>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_l1>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_l2>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_sum_square>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_log_sum>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_log_sum_exp>()) visit(*p);
+    return r;
+}
+
+bool is_noop(const operation& op);
+
+void lower_reduce(lowering_context& ctx, const instruction& ins) {
+    const shape& x = ins.inputs().at(0)->get_shape();
+    const shape& y = ins.get_shape();
+    if (is_noop(ins.get_operator())) {   // the output is the input
+        elementwise_spec spec{{x}, y, "const auto y = x0;"};
+        ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(y.elements()),
+                       {ctx.address(ins), ctx.address(*ins.inputs()[0])});
+        return;
+    }
+    std::string acc = acc_type(x.type());
+    auto k = *kind_of(ins.get_operator(), acc);
+    auto axes = reduced_axes_of(ins.get_operator(), x.lens().size());
+    lane_split sx = split(x.lens().size(), axes);
+    // The output's dims in order are the kept dims (keepdims leaves 1s where the reduced were).
+    lane_split sy;
+    if (y.lens().size() == x.lens().size()) sy = sx;
+    else for (std::size_t d = 0; d < y.lens().size(); ++d) sy.kept.push_back(d);
+    std::string body = cat("        ", acc, " acc = ", k.init, ";\n",
+                           "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc,
+                           " v = kiln::load(x[base + Lr.offset(r)]); const ", acc, " m = ", k.map, "; acc = [](", acc,
+                           " a, ", acc, " b) { return ", k.combine, "; }(acc, m); }\n",
+                           "        acc = kiln::block_reduce(acc, [](", acc, " a, ", acc, " b) { return ", k.combine, "; }, (",
+                           acc, ")(", k.init, "), smem);\n",
+                           "        if (threadIdx.x == 0) kiln::store(y[ybase], ", k.final, ");\n");
+    std::string params = cat(device_type(y.type()), "* __restrict__ y, const ", device_type(x.type()), "* __restrict__ x");
+    ctx.add_kernel(ins, lane_kernel(params, acc, x, y, sx, sy, body, ctx.where(ins)), lane_launch(product(x, sx.kept)),
+                   {ctx.address(ins), ctx.address(*ins.inputs()[0])});
+}
+
+std::size_t norm_axis(std::int64_t axis, std::size_t ndim) {
+    return static_cast<std::size_t>(axis < 0 ? axis + static_cast<std::int64_t>(ndim) : axis);
+}
+
+template <class Op>
+void lower_softmax(lowering_context& ctx, const instruction& ins, bool log) {
+    const shape& x = ins.inputs().at(0)->get_shape();
+    const shape& y = ins.get_shape();
+    std::size_t axis = norm_axis(ins.get_operator().get<Op>().axis, x.lens().size());
+    lane_split s = split(x.lens().size(), {axis});
+    std::string acc = acc_type(x.type());
+    std::string body = cat(
+        "        ", acc, " m = kiln::neg_inf_f();\n",
+        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) m = kiln::max_nan(m, (", acc, ")kiln::load(x[base + Lr.offset(r)]));\n",
+        "        m = kiln::block_reduce(m, [](", acc, " a, ", acc, " b) { return kiln::max_nan(a, b); }, (", acc, ")kiln::neg_inf_f(), smem);\n",
+        "        ", acc, " s = 0;\n",
+        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) s += exp((", acc, ")kiln::load(x[base + Lr.offset(r)]) - m);\n",
+        "        s = kiln::block_reduce(s, [](", acc, " a, ", acc, " b) { return a + b; }, (", acc, ")0, smem);\n",
+        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc, " v = (", acc, ")kiln::load(x[base + Lr.offset(r)]) - m;\n",
+        "            kiln::store(y[ybase + Yr.offset(r)], ", log ? "v - log(s)" : "exp(v) / s", "); }\n");
+    std::string params = cat(device_type(y.type()), "* __restrict__ y, const ", device_type(x.type()), "* __restrict__ x");
+    ctx.add_kernel(ins, lane_kernel(params, acc, x, y, s, s, body, ctx.where(ins)), lane_launch(product(x, s.kept)),
+                   {ctx.address(ins), ctx.address(*ins.inputs()[0])});
+}
+
+// numpy broadcast of s to lens `to`, as a layout over the lane's reduced index.
+shape broadcast_lane(const shape& s, const std::vector<std::size_t>& to) {
+    std::vector<std::size_t> st(to.size(), 0);
+    std::size_t off = to.size() - s.lens().size();
+    for (std::size_t d = 0; d < s.lens().size(); ++d) st[off + d] = s.lens()[d] == 1 ? 0 : s.strides()[d];
+    return shape(s.type(), to, st);
+}
+
+// Normalises lanes: y = (x - mean) * rstd, then times/plus the affine inputs. `reduced`: the
+// lane's dims; `center` false gives RMS normalisation (no mean). Affine inputs are indexed by the
+// reduced coordinate (layer norm, RMS norm: broadcast to the reduced dims) or, with `per_channel`,
+// by dim 1 of the lane (instance norm: one value per channel).
+void lower_normalize(lowering_context& ctx, const instruction& ins, const std::vector<std::size_t>& red, bool center,
+                     bool per_channel, double epsilon) {
+    const shape& x = ins.inputs().at(0)->get_shape();
+    const shape& y = ins.get_shape();
+    lane_split s = split(x.lens().size(), red);
+    std::vector<std::size_t> rl;
+    for (auto d : red) rl.push_back(x.lens()[d]);
+    std::vector<std::size_t> all(rl.size());
+    std::iota(all.begin(), all.end(), 0);
+    std::string acc = acc_type(x.type());
+    std::string params = cat(device_type(y.type()), "* __restrict__ y, const ", device_type(x.type()), "* __restrict__ x");
+    std::vector<void*> ptrs{ctx.address(ins), ctx.address(*ins.inputs()[0])};
+    std::string affine = "v";
+    for (std::size_t i = 1; i < ins.inputs().size(); ++i) {
+        const shape& p = ins.inputs()[i]->get_shape();
+        params += cat(", const ", device_type(p.type()), "* __restrict__ p", i);
+        ptrs.push_back(ctx.address(*ins.inputs()[i]));
+        std::string at = per_channel
+                             ? cat("kiln::load(p", i, "[(lane % ", x.lens()[1], "ull) * ", p.strides().back(), "ull])")
+                             : cat("kiln::load(p", i, "[", layout_of(broadcast_lane(p, rl), all), ".offset(r)])");
+        affine = i == 1 ? cat("(", affine, ") * ", at) : cat("(", affine, ") + ", at);
+    }
+    std::string mean = center ? cat("kiln::block_reduce(sum, [](", acc, " a, ", acc, " b) { return a + b; }, (", acc,
+                                    ")0, smem) / (", acc, ")R")
+                              : "(" + acc + ")0";
+    std::string body = cat(
+        "        ", acc, " sum = 0;\n",
+        center ? cat("        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) sum += (", acc, ")kiln::load(x[base + Lr.offset(r)]);\n") : "",
+        "        const ", acc, " mean = ", mean, ";\n",
+        "        ", acc, " sq = 0;\n",
+        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc, " d = (", acc, ")kiln::load(x[base + Lr.offset(r)]) - mean; sq += d * d; }\n",
+        "        const ", acc, " var = kiln::block_reduce(sq, [](", acc, " a, ", acc, " b) { return a + b; }, (", acc, ")0, smem) / (", acc, ")R;\n",
+        "        const ", acc, " rstd = (", acc, ")1 / sqrt(var + (", acc, ")(", cat(std::setprecision(17), epsilon), "));\n",
+        "        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) { const ", acc, " v = ((", acc, ")kiln::load(x[base + Lr.offset(r)]) - mean) * rstd;\n",
+        "            kiln::store(y[ybase + Yr.offset(r)], ", affine, "); }\n");
+    ctx.add_kernel(ins, lane_kernel(params, acc, x, y, s, s, body, ctx.where(ins)), lane_launch(product(x, s.kept)),
+                   std::move(ptrs));
+}
+
+std::vector<std::size_t> dims_from(std::size_t from, std::size_t ndim) {
+    std::vector<std::size_t> r;
+    for (std::size_t d = from; d < ndim; ++d) r.push_back(d);
+    return r;
+}
+
+void lower_layernorm(lowering_context& ctx, const instruction& ins) {
+    const auto& op = ins.get_operator().get<ops::layernorm>();
+    std::size_t n = ins.inputs()[0]->get_shape().lens().size();
+    lower_normalize(ctx, ins, dims_from(norm_axis(op.axis, n), n), true, false, op.epsilon);
+}
+
+void lower_rms_norm(lowering_context& ctx, const instruction& ins) {
+    const auto& op = ins.get_operator().get<ops::rms_norm>();
+    std::size_t n = ins.inputs()[0]->get_shape().lens().size();
+    lower_normalize(ctx, ins, dims_from(norm_axis(op.axis, n), n), false, false, op.epsilon);
+}
+
+void lower_instancenorm(lowering_context& ctx, const instruction& ins) {
+    const auto& op = ins.get_operator().get<ops::instancenorm>();
+    std::size_t n = ins.inputs()[0]->get_shape().lens().size();
+    lower_normalize(ctx, ins, dims_from(2, n), true, true, op.epsilon);
+}
+
+// Batch norm with given statistics is pointwise per channel (dim 1).
+void lower_batch_norm(lowering_context& ctx, const instruction& ins) {
+    const auto& op = ins.get_operator().get<ops::batch_norm_inference>();
+    const shape& x = ins.inputs()[0]->get_shape();
+    elementwise_spec spec;
+    spec.output = ins.get_shape();
+    spec.inputs.push_back(x);
+    std::vector<void*> ptrs{ctx.address(ins), ctx.address(*ins.inputs()[0])};
+    for (std::size_t i = 1; i < ins.inputs().size(); ++i) {
+        const shape& p = ins.inputs()[i]->get_shape();
+        std::vector<std::size_t> st(x.lens().size(), 0);
+        st[1] = p.strides().back();
+        spec.inputs.push_back(shape(p.type(), x.lens(), st));
+        ptrs.push_back(ctx.address(*ins.inputs()[i]));
+    }
+    spec.body = cat("const float y = (x0 - x3) / sqrt(x4 + ", cat(std::setprecision(9), op.epsilon), "f) * x1 + x2;");
+    if (x.type() == dtype::float64)
+        spec.body = cat("const double y = (x0 - x3) / sqrt(x4 + ", cat(std::setprecision(17), static_cast<double>(op.epsilon)), ") * x1 + x2;");
+    ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(spec.output.elements()), std::move(ptrs));
+}
+
+bool is_reduce(const instruction& ins) {
+    const auto& op = ins.get_operator();
+    if (!kind_of(op, "float")) return false;
+    const shape& x = ins.inputs().at(0)->get_shape();
+    if (x.elements() == 0 || x.type() == dtype::bool_) return false;
+    if (is_float(x.type())) return true;
+    return op.get_if<ops::reduce_sum>() || op.get_if<ops::reduce_prod>() || op.get_if<ops::reduce_max>() ||
+           op.get_if<ops::reduce_min>();
+}
+
+bool is_noop(const operation& op) {
+    bool r = false;
+    auto visit = [&](const auto& o) { r = o.noop(); };
+    if (auto* p = op.get_if<ops::reduce_sum>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_mean>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_prod>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_max>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_min>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_l1>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_l2>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_sum_square>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_log_sum>()) visit(*p);
+    else if (auto* p = op.get_if<ops::reduce_log_sum_exp>()) visit(*p);
+    return r;
+}
+
+const gpu_lowering_registrar reduce_lowering{{"reduction (generated lane kernel)", is_reduce,
+                                              [](lowering_context& ctx, const instruction& ins) { lower_reduce(ctx, ins); }}};
+const gpu_lowering_registrar softmax_lowering{{
+    "softmax (generated lane kernel)",
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::softmax>() || ins.get_operator().get_if<ops::logsoftmax>(); },
+    [](lowering_context& ctx, const instruction& ins) {
+        if (ins.get_operator().get_if<ops::softmax>()) lower_softmax<ops::softmax>(ctx, ins, false);
+        else lower_softmax<ops::logsoftmax>(ctx, ins, true);
+    }}};
+const gpu_lowering_registrar layernorm_lowering{{
+    "layer norm (generated lane kernel)",
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::layernorm>() != nullptr; },
+    [](lowering_context& ctx, const instruction& ins) { lower_layernorm(ctx, ins); }}};
+const gpu_lowering_registrar rms_norm_lowering{{
+    "RMS norm (generated lane kernel)",
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::rms_norm>() != nullptr; },
+    [](lowering_context& ctx, const instruction& ins) { lower_rms_norm(ctx, ins); }}};
+const gpu_lowering_registrar instancenorm_lowering{{
+    "instance norm (generated lane kernel)",
+    [](const instruction& ins) {
+        return ins.get_operator().get_if<ops::instancenorm>() != nullptr && ins.inputs()[0]->get_shape().lens().size() > 2;
+    },
+    [](lowering_context& ctx, const instruction& ins) { lower_instancenorm(ctx, ins); }}};
+const gpu_lowering_registrar batch_norm_lowering{{
+    "batch norm with given statistics (generated elementwise kernel)",
+    [](const instruction& ins) {
+        return ins.get_operator().get_if<ops::batch_norm_inference>() != nullptr && ins.inputs().size() == 5 &&
+               ins.inputs()[0]->get_shape().lens().size() >= 2;
+    },
+    [](lowering_context& ctx, const instruction& ins) { lower_batch_norm(ctx, ins); }}};
+
+}  // namespace
+}  // namespace kiln::gpu

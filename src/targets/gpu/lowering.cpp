@@ -1,0 +1,100 @@
+#include "targets/gpu/lowering.hpp"
+
+#include "core/error.hpp"
+#include "core/eval.hpp"
+#include "targets/gpu/gpu_error.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+std::vector<gpu_lowering>& registry() {
+    static std::vector<gpu_lowering> r;
+    return r;
+}
+
+}  // namespace
+
+std::string lowering_context::where(const instruction& ins) const { return describe(m_, ins); }
+
+void lowering_context::add_kernel(const instruction& ins, kernel_source src, launch_dims dims,
+                                  std::vector<void*> pointers) {
+    auto& l = launches.emplace_back();
+    l.source = sources.size();
+    sources.push_back(std::move(src));
+    l.dims = dims;
+    l.pointers = std::move(pointers);
+    for (auto& p : l.pointers) l.args.push_back(&p);
+    l.where = where(ins);
+    kernel_launch* lp = &l;
+    add_step(ins, [lp](cudaStream_t s) {
+        launch_kernel(lp->kernel, lp->dims.grid, lp->dims.block, lp->args.data(), s, lp->where);
+    });
+}
+
+void lowering_context::add_step(const instruction& ins, std::function<void(cudaStream_t)> launch) {
+    steps.push_back({&ins, std::move(launch)});
+}
+
+std::byte* lowering_context::scratch(std::size_t bytes, const char* what) {
+    return scratch_buffers.emplace_back(bytes, what).data();
+}
+
+std::byte* lowering_context::upload(const argument& a, const std::string& where) {
+    argument std_copy = a.get_shape().standard() ? a : a.copy();
+    std::byte* d = scratch(std_copy.get_shape().bytes(), "a fused body's literal");
+    copy_to_device(d, std_copy.data(), std_copy.get_shape().bytes(), cat("uploading a literal of ", where));
+    return d;
+}
+
+const std::vector<gpu_lowering>& gpu_lowerings() { return registry(); }
+gpu_lowering_registrar::gpu_lowering_registrar(gpu_lowering l) { registry().push_back(l); }
+
+bool needs_no_step(const instruction& ins) {
+    if (ins.is_param() || ins.is_literal() || ins.is_return()) return true;
+    std::vector<shape> in;
+    for (auto i : ins.inputs()) in.push_back(i->get_shape());
+    return ins.get_operator().output_alias(in) >= 0;
+}
+
+// Element types generated kernels and the libraries take (not fp8, int4, tuples yet).
+bool gpu_type(const shape& s) {
+    switch (s.type()) {
+        case dtype::fp8e4m3fn:
+        case dtype::fp8e5m2:
+        case dtype::int4:
+        case dtype::uint4:
+        case dtype::tuple: return false;
+        default: return true;
+    }
+}
+
+bool gpu_types(const instruction& ins) {
+    if (!gpu_type(ins.get_shape())) return false;
+    for (auto i : ins.inputs())
+        if (!gpu_type(i->get_shape())) return false;
+    return true;
+}
+
+const gpu_lowering* find_lowering(const instruction& ins) {
+    if (!gpu_types(ins)) return nullptr;
+    for (const auto& l : registry())
+        if (l.matches(ins)) return &l;
+    return nullptr;
+}
+
+void check_supported(const module& m) {
+    std::vector<std::string> missing;
+    for (const auto& ins : m) {
+        bool ok = ins.is_return() || ins.is_param() || ins.is_literal() ? gpu_type(ins.get_shape()) || ins.is_return()
+                  : needs_no_step(ins) ? gpu_types(ins)
+                                       : find_lowering(ins) != nullptr;
+        if (!ok) missing.push_back(describe(m, ins));
+    }
+    if (missing.empty()) return;
+    std::string msg = cat("gpu: no GPU implementation for ", missing.size(), " instruction", missing.size() > 1 ? "s" : "",
+                          " (kiln does not fall back to the host):");
+    for (const auto& s : missing) msg += "\n  " + s;
+    throw error(msg);
+}
+
+}  // namespace kiln::gpu

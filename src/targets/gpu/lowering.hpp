@@ -1,0 +1,89 @@
+// Lowering for the gpu target: each computing instruction of main becomes one or more steps
+// (a generated kernel, a cuBLASLt matmul, a cuDNN convolution) whose device pointers are bound
+// when the executable is made, so a run only launches. Each op family's file registers the
+// lowerings it provides (gpu_lowering_registrar); matching reads ops typed and asks traits.
+#pragma once
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/module.hpp"
+#include "targets/gpu/device.hpp"
+#include "targets/gpu/elementwise.hpp"
+#include "targets/gpu/kernel_compiler.hpp"
+
+namespace kiln::gpu {
+
+struct library_handles;   // cuBLASLt and cuDNN handles and their workspace (libraries.hpp)
+
+// One thing a run does for an instruction.
+struct gpu_step {
+    const instruction* ins = nullptr;
+    std::function<void(cudaStream_t)> launch;
+};
+
+// A generated kernel's launch: its arguments are the device pointers, fixed at load.
+struct kernel_launch {
+    std::size_t source = 0;           // index into the program's kernel sources
+    cudaKernel_t kernel = nullptr;    // set once the sources are compiled
+    launch_dims dims;
+    std::vector<void*> pointers;
+    std::vector<void*> args;          // addresses of `pointers`, as cudaLaunchKernel wants them
+    std::string where;
+};
+
+class lowering_context {
+public:
+    lowering_context(const module& m, library_handles& libs, std::function<std::byte*(const instruction&)> address)
+        : m_(m), libs_(libs), address_(std::move(address)) {}
+
+    const module& main() const { return m_; }
+    std::byte* address(const instruction& ins) const { return address_(ins); }
+    std::string where(const instruction& ins) const;   // the instruction and its ONNX node
+    library_handles& libraries() { return libs_; }
+
+    // A generated kernel for `ins` launched over these device pointers (output first, as the
+    // generator's parameters are ordered).
+    void add_kernel(const instruction& ins, kernel_source src, launch_dims dims, std::vector<void*> pointers);
+    void add_step(const instruction& ins, std::function<void(cudaStream_t)> launch);
+    // A host tensor copied to device memory the executable keeps (a fused body's literal).
+    std::byte* upload(const argument& a, const std::string& where);
+    // Device memory a step keeps for itself (a materialised operand, a library's workspace).
+    std::byte* scratch(std::size_t bytes, const char* what);
+
+    // What load takes over once every instruction is lowered.
+    std::vector<gpu_step> steps;
+    std::vector<kernel_source> sources;
+    std::deque<kernel_launch> launches;      // stable addresses: steps point at them
+    std::vector<device_buffer> scratch_buffers;
+
+private:
+    const module& m_;
+    library_handles& libs_;
+    std::function<std::byte*(const instruction&)> address_;
+};
+
+struct gpu_lowering {
+    const char* what;                                           // "pointwise region", for reports
+    bool (*matches)(const instruction& ins);
+    void (*lower)(lowering_context& ctx, const instruction& ins);
+};
+
+const std::vector<gpu_lowering>& gpu_lowerings();
+struct gpu_lowering_registrar {
+    explicit gpu_lowering_registrar(gpu_lowering l);
+};
+
+// Instructions that need no step: parameters, literals, the return and views (their result is
+// their input's memory).
+bool needs_no_step(const instruction& ins);
+// The lowering of an instruction, or null (also for element types the gpu target does not take:
+// fp8, int4/uint4, tuples).
+const gpu_lowering* find_lowering(const instruction& ins);
+// Throws, listing every instruction of the program's main that has no GPU implementation with
+// its ONNX node ("gpu: no GPU implementation for 2 instructions: ..."); does nothing otherwise.
+void check_supported(const module& m);
+
+}  // namespace kiln::gpu

@@ -1,0 +1,46 @@
+// Matrix products through cuBLASLt: C[b] = alpha * A[b] B[b] (+ beta * C[b]) for row-major
+// operands of any strides whose last two dims are a strided matrix (one stride 1) and whose batch
+// dims flatten to one stride (0 when broadcast). float32 computes without TF32 unless allowed;
+// float16 and bfloat16 accumulate in float32. The plan (layouts, the heuristic's algorithm) is
+// made once at load; run() only calls cublasLtMatmul.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "core/shape.hpp"
+
+typedef struct cublasLtContext* cublasLtHandle_t;
+typedef struct CUstream_st* cudaStream_t;
+
+namespace kiln::gpu {
+
+// What cuBLASLt applies to the product before writing it: a bias per output column (of C's
+// type, [N]), then optionally relu.
+enum class matmul_epilogue { none, bias, bias_relu };
+
+struct matmul_problem {
+    shape a, b, c;            // [batch..., M, K], [batch..., K, N], [batch..., M, N]; batch dims as C's
+    float alpha = 1, beta = 0;
+    bool allow_tf32 = false;
+    matmul_epilogue epilogue = matmul_epilogue::none;
+};
+
+// Whether cuBLASLt can read this operand as it is (else materialise it standard first).
+bool matmul_operand_ok(const shape& s);
+
+class matmul_plan {
+public:
+    matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_t max_workspace, const std::string& where);
+    ~matmul_plan();
+    matmul_plan(matmul_plan&&) noexcept;
+    std::size_t workspace_bytes() const;
+    // `bias`: the epilogue's [N] vector (ignored without one); set once, at the first run.
+    void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias = nullptr) const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace kiln::gpu

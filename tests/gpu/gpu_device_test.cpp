@@ -1,0 +1,137 @@
+// The gpu target's parts on the device: generated elementwise kernels (and the disk cache),
+// cuBLASLt matmuls in fp32/fp16/bf16 with transposed and batched operands, and an executable's
+// views, literals and staging, each against the host.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/module.hpp"
+#include "core/random.hpp"
+#include "core/target.hpp"
+#include "core/text_parser.hpp"
+#include "targets/gpu/device.hpp"
+#include "targets/gpu/elementwise.hpp"
+#include "targets/gpu/kernel_compiler.hpp"
+#include "targets/gpu/libraries.hpp"
+#include "targets/gpu/matmul.hpp"
+
+namespace kiln {
+namespace {
+
+gpu::device_buffer upload(const argument& a) {
+    gpu::device_buffer d(a.get_shape().bytes(), "a test input");
+    gpu::copy_to_device(d.data(), a.data(), a.get_shape().bytes(), "test upload");
+    return d;
+}
+
+argument download(const gpu::device_buffer& d, const shape& s) {
+    argument a(s);
+    gpu::copy_to_host(a.data(), d.data(), s.bytes(), "test download");
+    return a;
+}
+
+double rel_l2(const std::vector<double>& got, const std::vector<double>& want) {
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        num += (got[i] - want[i]) * (got[i] - want[i]);
+        den += want[i] * want[i];
+    }
+    return std::sqrt(num / std::max(den, 1e-30));
+}
+
+TEST(gpu_device, elementwise_broadcast_and_transposed_operands_and_the_cache) {
+    std::size_t R = 37, C = 61;
+    argument a = random_argument(shape(dtype::float16, {R, C}), 1);
+    argument b = random_argument(shape(dtype::float32, std::vector<std::size_t>{C}), 2);
+    argument c = random_argument(shape(dtype::bfloat16, {C, R}), 3);   // read transposed
+    gpu::elementwise_spec spec;
+    spec.inputs = {a.get_shape(), shape(dtype::float32, {R, C}, {0, 1}), shape(dtype::bfloat16, {R, C}, {1, R})};
+    spec.output = shape(dtype::float32, {R, C});
+    spec.body = "const float y = x0 + x1 * x2;";
+    auto dir = std::filesystem::temp_directory_path() / ("kiln-cache-test-" + std::to_string(::getpid()));
+    gpu::kernel_settings ks{gpu::current_device().arch, true, true, dir.string()};
+    auto src = gpu::make_elementwise_kernel(spec, "a test");
+    auto da = upload(a), db = upload(b), dc = upload(c);
+    gpu::device_buffer dy(spec.output.bytes(), "test output");
+    for (int round = 0; round < 2; ++round) {
+        gpu::kernel_set set;
+        gpu::kernel_build_stats st;
+        auto k = set.build({src, src}, ks, st);   // identical sources compile once
+        EXPECT_EQ(st.kernels, 1u);
+        EXPECT_EQ(st.cache_hits, round == 0 ? 0u : 1u);
+        void* ptrs[] = {dy.data(), da.data(), db.data(), dc.data()};
+        void* args[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3]};
+        auto dims = gpu::elementwise_launch(spec.output.elements());
+        gpu::launch_kernel(k[0], dims.grid, dims.block, args, nullptr, "a test");
+        auto y = to_doubles(download(dy, spec.output));
+        auto av = to_doubles(a), bv = to_doubles(b), cv = to_doubles(c);
+        std::vector<double> want(R * C);
+        for (std::size_t i = 0; i < R; ++i)
+            for (std::size_t j = 0; j < C; ++j) want[i * C + j] = av[i * C + j] + bv[j] * cv[j * R + i];
+        EXPECT_LT(rel_l2(y, want), 1e-6);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+// C[b] = A[b] B with A [2, M, K] and B given transposed ([N, K] in memory), against doubles.
+void check_matmul(dtype t, double tol) {
+    std::size_t Bt = 3, M = 33, K = 70, N = 45;
+    argument a = random_argument(shape(t, {Bt, M, K}), 11);
+    argument bT = random_argument(shape(t, {N, K}), 12);
+    gpu::matmul_problem p;
+    p.a = a.get_shape();
+    p.b = shape(t, {Bt, K, N}, {0, 1, K});
+    p.c = shape(t, {Bt, M, N});
+    gpu::stream s;
+    gpu::library_handles libs(s.get());
+    libs.reserve_workspace(32 << 20);
+    gpu::matmul_plan plan(libs.blas(), p, libs.workspace_bytes(), "a test");
+    auto da = upload(a), db = upload(bT);
+    gpu::device_buffer dc(p.c.bytes(), "test output");
+    plan.run(da.data(), db.data(), dc.data(), libs.workspace(), s.get());
+    s.synchronize("a test");
+    auto got = to_doubles(download(dc, p.c));
+    auto av = to_doubles(a), bv = to_doubles(bT);
+    std::vector<double> want(Bt * M * N);
+    for (std::size_t b = 0; b < Bt; ++b)
+        for (std::size_t i = 0; i < M; ++i)
+            for (std::size_t j = 0; j < N; ++j) {
+                double acc = 0;
+                for (std::size_t k = 0; k < K; ++k) acc += av[(b * M + i) * K + k] * bv[j * K + k];
+                want[(b * M + i) * N + j] = acc;
+            }
+    EXPECT_LT(rel_l2(got, want), tol) << dtype_name(t);
+}
+
+TEST(gpu_device, matmul_fp32_without_tf32) { check_matmul(dtype::float32, 1e-6); }
+TEST(gpu_device, matmul_fp16) { check_matmul(dtype::float16, 2e-3); }
+TEST(gpu_device, matmul_bf16) { check_matmul(dtype::bfloat16, 1e-2); }
+
+// Views, literals and parameters need no kernel: outputs come back through staging with their
+// strides, and a second run allocates nothing on the host.
+TEST(gpu_device, executable_views_literals_and_staging) {
+    program p = parse_text(
+        "x = @param:x -> float_type, {3, 4}\n"
+        "@0 = transpose[permutation={1, 0}](x)\n"
+        "@1 = @literal{0.5, -1.0, 0.25, 2.0, 1.5} -> half_type, {5}\n"
+        "@2 = @return(@0, @1)\n");
+    compile_options opts;
+    opts.optimize = false;
+    auto gpu = make_target("gpu")->compile(p.clone(), opts);
+    auto ref = make_target("ref")->compile(p.clone(), opts);
+    param_map in{{"x", random_argument(shape(dtype::float32, std::vector<std::size_t>{3, 4}), 9)}};
+    auto want = ref->run(in);
+    std::vector<argument> w;
+    for (auto& a : want) w.push_back(a.copy());
+    auto got = gpu->run(in);
+    std::size_t allocs = host_buffer_allocations();
+    got = gpu->run(in);
+    EXPECT_EQ(host_buffer_allocations(), allocs);
+    ASSERT_EQ(got.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) EXPECT_TRUE(got[i].copy().same_values(w[i])) << i;
+}
+
+}  // namespace
+}  // namespace kiln

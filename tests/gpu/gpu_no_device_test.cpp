@@ -1,0 +1,127 @@
+// What the gpu target does without a device: its kernels compile (NVRTC needs no GPU), an op
+// without a GPU implementation is one compile error listing every such instruction, and making
+// the target where there is no GPU says so.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "core/module.hpp"
+#include "core/target.hpp"
+#include "targets/gpu/elementwise.hpp"
+#include "targets/gpu/kernel_compiler.hpp"
+#include "targets/gpu/libraries.hpp"
+#include "targets/gpu/lowering.hpp"
+#include "ops/fused.hpp"
+#include "ops_test_util.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace kiln {
+namespace {
+
+TEST(gpu_no_device, elementwise_kernel_compiles_for_sm_90) {
+    gpu::elementwise_spec spec;
+    spec.inputs = {shape(dtype::float16, {4, 5}), shape(dtype::float32, {4, 5}, {0, 1}), shape(dtype::bfloat16, {4, 5}, {1, 4})};
+    spec.output = shape(dtype::float16, {4, 5});
+    spec.body = "const float y = x0 + x1 * x2;";
+    auto src = gpu::make_elementwise_kernel(spec, "a test");
+    std::string cubin = gpu::compile_to_cubin(src, {"sm_90", true, false, {}});
+    EXPECT_GT(cubin.size(), 100u);
+}
+
+TEST(gpu_no_device, kernel_compile_error_names_the_instruction_and_prints_the_log) {
+    gpu::kernel_source src{"k", "extern \"C\" __global__ void k() { undefined_thing(); }", "@3 = add (node 'Add_7')"};
+    try {
+        gpu::compile_to_cubin(src, {"sm_90", true, false, {}});
+        FAIL() << "expected an error";
+    } catch (const error& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("nvrtcCompileProgram"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("Add_7"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("undefined_thing"), std::string::npos) << msg;
+    }
+}
+
+TEST(gpu_no_device, unsupported_ops_are_one_error_listing_all) {
+    program p;
+    module& m = p.main();
+    auto x = m.add_parameter("x", shape(dtype::float32, std::vector<std::size_t>{4}));
+    auto a = m.add_instruction(make_op("nonzero"), std::vector<instruction_ref>{x});
+    a->set_source_name("NonZero_3");
+    auto b = m.add_instruction(make_op("unique"), std::vector<instruction_ref>{x});
+    b->set_source_name("Unique_4");
+    m.add_return(std::vector<instruction_ref>{a, b});
+    try {
+        gpu::check_supported(p.main());
+        FAIL() << "expected an error";
+    } catch (const error& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("no GPU implementation for 2 instructions"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("nonzero"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("NonZero_3"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("Unique_4"), std::string::npos) << msg;
+    }
+}
+
+TEST(gpu_no_device, making_the_target_without_a_device_is_a_clear_error) {
+    try {
+        auto t = make_target("gpu");
+        EXPECT_EQ(t->device_arch().rfind("sm_", 0), 0u);   // there is a device
+    } catch (const error& e) {
+        EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Every generated kernel of the op cases (the first case of each op) compiles with NVRTC for
+// sm_90: lowering runs with stand-in addresses, no device needed. Library steps (cuBLASLt, cuDNN)
+// are left out; they are checked on the GPU.
+TEST(gpu_no_device, generated_kernels_of_the_op_cases_compile) {
+    std::set<std::string> seen;
+    std::size_t compiled = 0;
+    gpu::library_handles libs(nullptr);
+    const char* data = std::getenv("KILN_GPU_TEST_DATA");
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(data ? data : KILN_TEST_DATA_DIR) + "/ops/cases")) {
+        std::ifstream f(entry.path());
+        std::stringstream ss;
+        ss << f.rdbuf();
+        value doc = parse_json(ss.str());
+        for (const auto& c : doc.at("cases").as_array()) {
+            test_case tc{doc.at("family").as_string(), c};
+            if (tc.is_error_case() || !seen.insert(tc.op_name()).second) continue;
+            program p;
+            try {
+                p = tc.build();
+            } catch (const error&) {
+                continue;   // ops this binary does not register (the frontend's)
+            }
+            static std::byte fake[1];
+            gpu::lowering_context ctx(p.main(), libs, [](const instruction&) { return fake; });
+            for (const auto& ins : p.main()) {
+                const auto* l = gpu::needs_no_step(ins) ? nullptr : gpu::find_lowering(ins);
+                if (!l || ins.get_operator().traits().contraction || ins.get_operator().get_if<ops::fused_epilogue>()) continue;
+                try {
+                    l->lower(ctx, ins);
+                } catch (const error& e) {
+                    ADD_FAILURE() << tc.name() << ": " << e.what();
+                }
+            }
+            for (const auto& src : ctx.sources) {
+                EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << tc.name();
+                ++compiled;
+            }
+        }
+    }
+    std::printf("compiled %zu generated kernels of %zu ops\n", compiled, seen.size());
+}
+
+}  // namespace
+}  // namespace kiln
