@@ -109,6 +109,9 @@ argument to_argument(py::handle obj, std::optional<dtype> want, const std::strin
     }
     if (py::isinstance<py::array>(obj)) {
         auto a = py::reinterpret_borrow<py::array>(obj);
+        // kiln's buffers are in native byte order; a '>f4' array is converted, not read as '<f4'.
+        if (!a.dtype().attr("isnative").cast<bool>())
+            a = a.attr("astype")(a.dtype().attr("newbyteorder")("=")).cast<py::array>();
         std::string name = py::str(a.dtype().attr("name"));
         dtype t = dtype_from_numpy_name(name);
         if (want && t != *want)

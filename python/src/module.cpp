@@ -296,22 +296,23 @@ void bind_verify_report(py::module_& m) {
         .def_readonly("outputs", &api::verify_report::outputs)
         .def("__bool__", [](const api::verify_report& r) { return r.passed; })
         .def("__str__", &api::verify_report::to_string);
-    m.def("verify",
-          [](const program_ptr& p, std::optional<py::dict> inputs, const std::string& target,
-             std::optional<double> rtol, std::optional<double> atol, std::optional<double> rms_tol,
-             const std::optional<py_compile_options>& o, std::uint64_t seed) {
-              param_map in = inputs ? to_inputs(*p, *inputs) : param_map{};
-              py::gil_scoped_release unlocked;
-              return api::verify(*p, in, target, options_of(o), tolerance_overrides{rms_tol, atol, rtol}, seed);
-          },
-          py::arg("program"), py::arg("inputs") = py::none(), py::arg("target") = "ref", py::arg("rtol") = py::none(),
-          py::arg("atol") = py::none(), py::arg("rms_tol") = py::none(), py::arg("options") = py::none(),
-          py::arg("seed") = 0,
-          "Compiles a copy of the (uncompiled) program for the target and compares its outputs with the program run "
-          "on ref without optimisation, as `kiln verify` does: an output passes when its relative RMS error is at "
-          "most rms_tol and every element is within atol + rtol * |ref|. Tolerances not given default by dtype and "
-          "precision (1e-3 each for float32, 8e-2/4e-2/4e-2 for fp16/bf16, 0 for integers). Inputs not given are "
-          "seeded random values.");
+    m.def(
+        "verify",
+        [](const program_ptr& p, std::optional<py::dict> inputs, const std::string& target, std::optional<double> rtol,
+           std::optional<double> atol, std::optional<double> rms_tol, const std::optional<py_compile_options>& o,
+           std::uint64_t seed) {
+            param_map in = inputs ? to_inputs(*p, *inputs) : param_map{};
+            py::gil_scoped_release unlocked;
+            return api::verify(*p, in, target, options_of(o), tolerance_overrides{rms_tol, atol, rtol}, seed);
+        },
+        py::arg("program").none(false), py::arg("inputs") = py::none(), py::arg("target") = "ref",
+        py::arg("rtol") = py::none(), py::arg("atol") = py::none(), py::arg("rms_tol") = py::none(),
+        py::arg("options") = py::none(), py::arg("seed") = 0,
+        "Compiles a copy of the (uncompiled) program for the target and compares its outputs with the program run "
+        "on ref without optimisation, as `kiln verify` does: an output passes when its relative RMS error is at "
+        "most rms_tol and every element is within atol + rtol * |ref|. Tolerances not given default by dtype and "
+        "precision (1e-3 each for float32, 8e-2/4e-2/4e-2 for fp16/bf16, 0 for integers). Inputs not given are "
+        "seeded random values.");
 }
 
 void bind_perf_report(py::module_& m) {

@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/random.hpp"
-#include "runtime/saved_program.hpp"
+#include "tools/saved_program.hpp"
 
 namespace kiln::api {
 

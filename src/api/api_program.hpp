@@ -1,7 +1,7 @@
 // What the C API and the Python module share: a parsed program with the names of its inputs and
 // outputs, the target it was compiled for, and the calls both APIs offer on it (compile, run on
 // named host inputs, verify against ref, time runs). Errors are kiln::error; each API maps them.
-// verify and timing are the driver's (src/runtime/verify.hpp, perf.hpp) with the API's names.
+// verify and timing are the driver's (src/tools/verify.hpp, perf.hpp) with the API's names.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -15,8 +15,8 @@
 #include "core/error.hpp"
 #include "core/target.hpp"
 #include "frontends/onnx/onnx.hpp"
-#include "runtime/compare.hpp"
-#include "runtime/perf.hpp"
+#include "tools/compare.hpp"
+#include "tools/perf.hpp"
 
 namespace kiln::api {
 
@@ -63,7 +63,7 @@ std::unique_ptr<api_program> parse_onnx_buffer(const void* data, std::size_t siz
 // A program from kiln's text IR (tests, and copies of programs).
 std::unique_ptr<api_program> from_program(program p, std::vector<std::string> output_names = {});
 
-// Saves a compiled program (src/runtime/saved_program.hpp) with its output names; loading gives
+// Saves a compiled program (src/tools/saved_program.hpp) with its output names; loading gives
 // it back compiled, without compiling again. File errors are stage::io.
 void save(const api_program& p, const std::string& path);
 std::unique_ptr<api_program> load(const std::string& path);
@@ -78,7 +78,7 @@ void check_inputs(const api_program& p, const param_map& inputs);
 
 struct output_check {
     std::string name;
-    comparison cmp;       // src/runtime/compare.hpp: RMS and allclose, worst element, NaN/Inf counts
+    comparison cmp;       // src/tools/compare.hpp: RMS and allclose, worst element, NaN/Inf counts
     std::string reason() const;   // why it failed, on one line ("" when it passed)
 };
 
@@ -89,7 +89,7 @@ struct verify_report {
     std::string to_string() const;
 };
 
-// verify_program (src/runtime/verify.hpp): compiles a copy of the (uncompiled) program for the
+// verify_program (src/tools/verify.hpp): compiles a copy of the (uncompiled) program for the
 // target and compares its outputs with the program run on ref without passes; both the RMS and
 // the allclose test must hold, with tolerances by dtype and precision unless `tol` overrides
 // them. Missing inputs are drawn from `seed`. Compiling or running the copy fails as stage::compile.
@@ -104,7 +104,7 @@ struct instruction_time {
 
 struct perf_result {
     std::string target;
-    perf_report timings;                    // measure_program's report (src/runtime/perf.hpp)
+    perf_report timings;                    // measure_program's report (src/tools/perf.hpp)
     std::vector<instruction_time> instructions;                  // main's, in order (empty when
                                                                  // the target cannot time them)
     std::vector<std::tuple<std::string, double, double>> by_op;  // (op, ms, share), largest first

@@ -8,7 +8,7 @@
 
 #include "api/api_program.hpp"
 #include "core/error.hpp"
-#include "runtime/verify.hpp"
+#include "tools/verify.hpp"
 
 namespace kiln::api {
 

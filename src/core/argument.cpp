@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/visit.hpp"
 
 namespace kiln {
@@ -60,6 +61,7 @@ argument::argument(const shape& s) : shape_(s) {
         owner_ = b->owner;
         return;
     }
+    check_tensor_bytes(s);
     auto buf = allocate(s.bytes());
     data_ = buf.get();
     owner_ = std::move(buf);
@@ -136,6 +138,10 @@ std::vector<R> read_all(const argument& a) {
     const shape& s = a.get_shape();
     if (s.is_tuple()) fail("cannot read the elements of a tuple");
     std::size_t n = s.elements();
+    // A broadcast view of a few bytes may stand for more elements than memory holds.
+    if (n > max_tensor_bytes() / sizeof(R))
+        fail("reading the elements of ", to_string(s), " needs ", n, " x ", sizeof(R), " bytes, more than the limit of ",
+             max_tensor_bytes(), " bytes (max_tensor_bytes)");
     std::vector<R> out(n);
     if (is_packed(s.type())) {
         bool sgn = s.type() == dtype::int4;

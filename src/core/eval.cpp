@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace kiln {
 
@@ -146,6 +147,9 @@ argument compute_op(const operation& op, std::span<const argument> args, std::sp
     for (const auto& a : args) shapes.push_back(a.get_shape());
     // The output shape is recomputed from the actual input shapes, which binds dynamic dims.
     shape out = op.compute_shape(shapes, mods);
+    // Before the op allocates (its output, or scratch of that size): a size bomb (Expand, Tile,
+    // Range, Resize to huge sizes) is an error naming the size, which callers prefix with the node.
+    if (!out.is_tuple()) check_tensor_bytes(out);
     module_runner run = [](const module& sub, std::span<const argument> in) { return evaluate(sub, in); };
     return compute_op(op, out, args, mods, run, {});
 }

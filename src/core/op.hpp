@@ -57,7 +57,11 @@ value op_to_value(const Op& op) {
 template <class Op>
 void op_from_value(Op& op, const value& v) {
     if (v.is_null()) return;
-    for (const auto& [key, val] : v.as_object()) {
+    for (const auto& kv : v.as_object()) {
+        // References, not a structured binding: the lambda below captures them, which clang
+        // before 16 rejects for structured bindings (the fuzz build uses Debian's clang 14).
+        const auto& key = kv.first;
+        const auto& val = kv.second;
         bool found = false;
         if constexpr (requires(Op& o) { o.attributes(); }) {
             std::apply(

@@ -15,13 +15,48 @@ std::vector<std::size_t> shape::standard_strides(std::span<const std::size_t> le
     return s;
 }
 
-shape::shape(dtype t, std::vector<std::size_t> lens)
-    : type_(t), lens_(std::move(lens)), strides_(standard_strides(lens_)) {}
+namespace {
+
+constexpr std::size_t max_size = std::size_t{1} << 63;
+
+// Element counts, the element space strides reach and byte sizes must stay within 2^63, checked
+// here where every static shape is made: a product that wraps would pass a huge tensor (dims
+// [2^62+1] of 4 bytes) for a small one, and the error would come later or never.
+void check_size(dtype t, const std::vector<std::size_t>& lens, const std::vector<std::size_t>* strides) {
+    if (t == dtype::tuple || std::find(lens.begin(), lens.end(), 0) != lens.end()) return;
+    auto too_large = [&](const char* what) {
+        fail("shape ", dtype_name(t), ", ", lens_to_string(lens), ": its ", what, " exceeds 2^63");
+    };
+    std::size_t n = 1;
+    for (auto l : lens)
+        if (__builtin_mul_overflow(n, l, &n) || n > max_size) too_large("element count");
+    if (strides) {
+        n = 1;
+        for (std::size_t i = 0; i < lens.size(); ++i) {
+            std::size_t reach = 0;
+            if (__builtin_mul_overflow(lens[i] - 1, (*strides)[i], &reach) || __builtin_add_overflow(n, reach, &n) ||
+                n > max_size)
+                too_large("element space");
+        }
+    }
+    std::size_t bytes = 0, bits = dtype_bits(t);  // ceil(n * bits / 8) without forming n * bits
+    if (__builtin_mul_overflow(n / 8, bits, &bytes) || __builtin_add_overflow(bytes, (n % 8 * bits + 7) / 8, &bytes) ||
+        bytes > max_size)
+        too_large("size in bytes");
+}
+
+}  // namespace
+
+shape::shape(dtype t, std::vector<std::size_t> lens) : type_(t), lens_(std::move(lens)) {
+    check_size(type_, lens_, nullptr);
+    strides_ = standard_strides(lens_);
+}
 
 shape::shape(dtype t, std::vector<std::size_t> lens, std::vector<std::size_t> strides)
     : type_(t), lens_(std::move(lens)), strides_(std::move(strides)) {
     if (lens_.size() != strides_.size())
         fail("shape: ", lens_.size(), " lens but ", strides_.size(), " strides");
+    check_size(type_, lens_, &strides_);
 }
 
 shape::shape(dtype t, std::vector<dynamic_dim> dims) : type_(t) {
@@ -30,6 +65,7 @@ shape::shape(dtype t, std::vector<dynamic_dim> dims) : type_(t) {
     bool fixed = std::all_of(dims.begin(), dims.end(), [](const dynamic_dim& d) { return d.is_fixed(); });
     if (fixed) {
         for (const auto& d : dims) lens_.push_back(d.min);
+        check_size(type_, lens_, nullptr);
         strides_ = standard_strides(lens_);
     } else {
         dyn_ = std::move(dims);
@@ -60,7 +96,8 @@ std::size_t shape::bytes() const {
         for (const auto& s : subs_) n += s.bytes();
         return n;
     }
-    return (element_space() * type_bits() + 7) / 8;
+    std::size_t n = element_space();  // ceil(n * bits / 8) without forming n * bits, which may not fit
+    return n / 8 * type_bits() + (n % 8 * type_bits() + 7) / 8;
 }
 
 bool shape::standard() const {
@@ -125,6 +162,7 @@ std::vector<std::size_t> shape::multi(std::size_t linear) const {
 shape shape::with_type(dtype t) const {
     shape s = *this;
     s.type_ = t;
+    if (!dynamic()) check_size(t, lens_, &strides_);
     return s;
 }
 

@@ -21,6 +21,8 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/limits.hpp"
 
 namespace kiln {
 namespace {
@@ -40,6 +42,7 @@ struct cursor {
     std::string_view text;
     std::size_t line;
     std::size_t pos = 0;
+    int depth = 0;  // of the braced values being read
 
     [[noreturn]] void error_at(std::size_t at, const std::string& msg) const {
         fail("line ", line, ", column ", at + 1, ": ", msg);
@@ -147,8 +150,14 @@ value parse_number(cursor& c) {
 
 // `{}` and `{a, b}` are arrays, `{key: v, ...}` an object.
 value parse_braced(cursor& c) {
+    if (c.depth >= max_value_depth) c.error_at(c.pos, cat("values nest deeper than ", max_value_depth, " levels"));
     c.expect("{");
     if (c.eat("}")) return value(value_array{});
+    ++c.depth;
+    struct leave {
+        cursor& c;
+        ~leave() { --c.depth; }
+    } on_return{c};
     std::size_t start = c.pos;
     if (c.peek() == '"' || std::isalpha(static_cast<unsigned char>(c.peek())) || c.peek() == '_') {
         if (c.peek() == '"') c.quoted();
@@ -484,10 +493,12 @@ private:
 program parse_text(std::string_view text) { return parser(text).run(); }
 
 program parse_text_file(const std::string& path) {
+    check_input_file(path);
     std::ifstream f(path);
     if (!f) fail("cannot read '", path, "': ", std::strerror(errno));
     std::stringstream ss;
     ss << f.rdbuf();
+    if (ss.str().empty()) fail(path, ": empty file");
     try {
         return parse_text(ss.str());
     } catch (const error& e) {

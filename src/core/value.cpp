@@ -2,11 +2,12 @@
 
 #include <cctype>
 #include <charconv>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace kiln {
 
@@ -253,6 +254,7 @@ void json_write(const value& v, std::string& out, int indent, int depth) {
 struct json_parser {
     std::string_view s;
     std::size_t pos = 0;
+    int depth = 0;  // of the arrays and objects being read
 
     [[noreturn]] void error(const std::string& what) const { fail("JSON: ", what, " at offset ", pos); }
     void skip() {
@@ -285,7 +287,9 @@ struct json_parser {
                 case 'f': r += '\f'; break;
                 case 'u': {
                     if (pos + 4 > s.size()) error("short \\u escape");
-                    unsigned cp = std::stoul(std::string(s.substr(pos, 4)), nullptr, 16);
+                    unsigned cp = 0;
+                    auto [end, ec] = std::from_chars(s.data() + pos, s.data() + pos + 4, cp, 16);
+                    if (ec != std::errc() || end != s.data() + pos + 4) error("bad \\u escape");
                     pos += 4;
                     if (cp < 0x80) r += static_cast<char>(cp);
                     else if (cp < 0x800) {
@@ -311,8 +315,11 @@ struct json_parser {
         skip();
         if (pos >= s.size()) error("unexpected end");
         char c = s[pos];
+        if ((c == '{' || c == '[') && depth >= max_value_depth)
+            error(cat("nesting deeper than ", max_value_depth, " levels"));
         if (c == '{') {
             ++pos;
+            ++depth;
             value_object o;
             if (!eat('}')) {
                 do {
@@ -323,18 +330,21 @@ struct json_parser {
                 } while (eat(','));
                 expect('}');
             }
+            --depth;
             if (o.size() == 1 && o[0].first == "bytes" && o[0].second.is_string())
                 return value(value_bytes{unbase64(o[0].second.as_string())});
             return value(std::move(o));
         }
         if (c == '[') {
             ++pos;
+            ++depth;
             value_array a;
             if (!eat(']')) {
                 do a.push_back(parse());
                 while (eat(','));
                 expect(']');
             }
+            --depth;
             return value(std::move(a));
         }
         if (c == '"') return value(parse_string());

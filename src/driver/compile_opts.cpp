@@ -8,19 +8,26 @@
 #include <iostream>
 
 #include "core/error.hpp"
-#include "passes/kernel_count.hpp"
-#include "runtime/program_tools.hpp"
-#include "runtime/progress.hpp"
+#include "passes/analysis/kernel_count.hpp"
+#include "tools/program_tools.hpp"
+#include "tools/progress.hpp"
 
 namespace kiln::driver {
 
 namespace {
 
-const char* const target_names[] = {"ref", "cpu", "gpu"};
+// A flag for every built target (the registry's), and for kiln's targets this build left out,
+// so that --gpu on a build without CUDA says so instead of being an unknown option.
+std::vector<std::string> target_names() {
+    auto names = built_targets();
+    for (const char* t : {"cpu", "gpu"})
+        if (std::find(names.begin(), names.end(), t) == names.end()) names.push_back(t);
+    return names;
+}
 
 std::string chosen_target(const parsed_args& args) {
     std::string name;
-    for (const char* t : target_names) {
+    for (const auto& t : target_names()) {
         if (!args.has(std::string("--") + t)) continue;
         if (!name.empty()) throw usage_error("give one target: --" + name + " and --" + t + " are both given");
         name = t;
@@ -71,7 +78,7 @@ std::string ms_text(double ms) {
 
 std::vector<option_spec> compile_option_specs() {
     std::vector<option_spec> s;
-    for (const char* t : target_names) s.push_back(target_option(t));
+    for (const auto& t : target_names()) s.push_back(target_option(t));
     std::vector<option_spec> rest = {
         {{"--optimize", "-O"}, option_spec::flag, "", "run the generic passes (simplify, fold, fuse, plan memory);\nwithout it ref runs the program as written"},
         {{"--fp16"}, option_spec::flag, "", "compute in float16 (the precision pass converts the program)"},

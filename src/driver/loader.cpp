@@ -7,12 +7,13 @@
 #include <regex>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/text_parser.hpp"
 #include "driver/display.hpp"
 #include "driver/onnx_info.hpp"
 #include "driver/program_json.hpp"
-#include "runtime/program_tools.hpp"
 #include "frontends/onnx/onnx.hpp"
+#include "tools/program_tools.hpp"
 
 namespace kiln::driver {
 
@@ -133,7 +134,9 @@ void check_names(const model_file& f, const dim_options& dims) {
 std::string read_whole(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) fail("cannot read '", path, "'");
-    return {std::istreambuf_iterator<char>(in), {}};
+    std::string text{std::istreambuf_iterator<char>(in), {}};
+    if (text.empty()) fail(path, ": empty file");
+    return text;
 }
 
 model_file open_text(model_file f) {
@@ -143,6 +146,8 @@ model_file open_text(model_file f) {
         f.saved.emplace(load_program(f.path));
         return std::move(f.saved->prog);
     }();
+    // Running a program that computes nothing would print "0 instructions" and nothing else.
+    if (p.main().output_shapes().empty()) fail(f.path, ": model has no outputs");
     for (auto param : p.main().parameters()) {
         f.inputs.push_back(param_name(*param));
         for (const auto& d : param->get_shape().dyn_dims())
@@ -233,6 +238,7 @@ dim_options read_dim_options(const parsed_args& args) {
 model_file open_model(const parsed_args& args) {
     model_file f;
     f.path = *args.positional();
+    check_input_file(f.path);
     f.format = detect_format(args, f.path);
     if (f.format != model_format::onnx) return open_text(std::move(f));
     auto info = scan_onnx_model(f.path);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/module.hpp"
-#include "runtime/saved_program.hpp"
+#include "tools/saved_program.hpp"
 #include "driver/args.hpp"
 
 namespace kiln::driver {

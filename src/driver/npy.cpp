@@ -3,7 +3,9 @@
 #include <bit>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <istream>
 #include <sstream>
 #include <utility>
 
@@ -94,23 +96,39 @@ std::uint32_t read_le(const std::string& bytes, std::size_t at, std::size_t n) {
     return v;
 }
 
-argument parse_npy(const std::string& bytes) {
-    if (bytes.size() < magic_size + 4 || bytes.compare(0, magic_size, magic, magic_size) != 0)
+// Far above any real header (a shape of thousands of dims), far below what would hurt to read.
+constexpr std::size_t max_header_size = std::size_t{1} << 20;
+
+// Reads `n` bytes; the caller has checked that the file holds them.
+std::string read_exactly(std::istream& in, std::size_t n) {
+    std::string s(n, '\0');
+    if (!in.read(s.data(), static_cast<std::streamsize>(n))) fail("the file could not be read");
+    return s;
+}
+
+// Reads the array from a file of `size` bytes, checking each size against the file before it
+// reads on: the magic, then the header length, then the data size the header gives.
+argument parse_npy(std::istream& in, std::size_t size) {
+    if (size < magic_size + 4)
+        fail("not a .npy file (", size, " bytes, too short for the \\x93NUMPY magic and version)");
+    std::string prefix = read_exactly(in, magic_size + 2);
+    if (prefix.compare(0, magic_size, magic, magic_size) != 0)
         fail("not a .npy file (it does not start with \\x93NUMPY)");
-    int major = static_cast<unsigned char>(bytes[6]);
-    if (major < 1 || major > 3) fail("format version ", major, ".", static_cast<int>(bytes[7]), " is not supported (1.0 to 3.0)");
+    int major = static_cast<unsigned char>(prefix[6]);
+    if (major < 1 || major > 3)
+        fail("format version ", major, ".", static_cast<int>(prefix[7]), " is not supported (1.0 to 3.0)");
     std::size_t len_size = major == 1 ? 2 : 4, start = magic_size + 2 + len_size;
-    if (bytes.size() < start) fail("the header is cut short");
-    std::size_t header_len = read_le(bytes, magic_size + 2, len_size);
-    if (bytes.size() < start + header_len) fail("the header is cut short (", header_len, " bytes announced)");
-    shape s = parse_header(bytes.substr(start, header_len));
-    std::size_t data = start + header_len, want = dtype_bits(s.type()) / 8;
-    for (auto l : s.lens())   // checked, so that a forged shape cannot overflow the size
-        if (__builtin_mul_overflow(want, l, &want)) fail("the shape ", lens_to_string(s.lens()), " is too large");
-    if (bytes.size() - data != want)
-        fail("the data has ", bytes.size() - data, " bytes; ", to_string(s), " needs ", want);
+    if (size < start) fail("the header is cut short");
+    std::size_t header_len = read_le(read_exactly(in, len_size), 0, len_size);
+    if (header_len > max_header_size)
+        fail("the header announces ", header_len, " bytes; kiln reads headers of up to ", max_header_size);
+    if (size - start < header_len) fail("the header is cut short (", header_len, " bytes announced)");
+    shape s = parse_header(read_exactly(in, header_len));
+    std::size_t data = start + header_len, want = s.bytes();
+    if (size - data != want) fail("the data has ", size - data, " bytes; ", to_string(s), " needs ", want);
     argument a(s);
-    if (want) std::memcpy(a.data(), bytes.data() + data, want);
+    if (want && !in.read(reinterpret_cast<char*>(a.data()), static_cast<std::streamsize>(want)))
+        fail("the file could not be read");
     return a;
 }
 
@@ -141,12 +159,17 @@ std::string npy_descr(dtype t) {
 }
 
 argument read_npy(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    auto st = fs::status(path, ec);
+    if (ec || !fs::exists(st)) fail("cannot read '", path, "'");
+    // A device (/dev/zero) or a pipe has no size to check the header against and may never end.
+    if (fs::is_directory(st)) fail(path, ": is a directory, not a .npy file");
+    if (!fs::is_regular_file(st)) fail(path, ": is not a regular file; kiln reads .npy files");
     std::ifstream f(path, std::ios::binary);
     if (!f) fail("cannot read '", path, "'");
-    std::stringstream ss;
-    ss << f.rdbuf();
     try {
-        return parse_npy(ss.str());
+        return parse_npy(f, static_cast<std::size_t>(fs::file_size(path)));
     } catch (const error& e) {
         fail(path, ": ", e.what());
     }

@@ -6,7 +6,7 @@
 #include "driver/commands.hpp"
 #include "driver/display.hpp"
 #include "driver/session.hpp"
-#include "runtime/perf.hpp"
+#include "tools/perf.hpp"
 
 namespace kiln::driver {
 
@@ -36,7 +36,8 @@ void print_report(const perf_report& r, std::size_t batch) {
     char rate[64];
     std::snprintf(rate, sizeof rate, "%.1f/sec", r.rate() * static_cast<double>(batch));
     std::cout << "\nBatch size: " << batch << "\nRate: " << rate << "\nTotal time: " << ms(r.iq_mean)
-              << " (interquartile mean of " << r.iterations << " runs)\n"
+              << " (interquartile mean of " << r.iterations << " runs)\nFirst run: " << ms(r.first_run_ms)
+              << " (the warm-up, not counted)\n"
               << "Run time: mean " << ms(r.mean) << ", min " << ms(r.min) << ", median " << ms(r.median) << ", p90 " << ms(r.p90) << ", p99 "
               << ms(r.p99) << ", max " << ms(r.max) << "\n";
     if (!r.instructions.empty())

@@ -5,7 +5,7 @@
 #include "core/reflect.hpp"
 #include "core/error.hpp"
 #include "driver/display.hpp"
-#include "runtime/program_serial.hpp"
+#include "tools/program_serial.hpp"
 
 namespace kiln::driver {
 

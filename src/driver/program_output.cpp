@@ -6,7 +6,7 @@
 #include "core/error.hpp"
 #include "driver/display.hpp"
 #include "driver/program_json.hpp"
-#include "runtime/graphviz.hpp"
+#include "tools/graphviz.hpp"
 
 namespace kiln::driver {
 

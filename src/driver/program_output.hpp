@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "driver/args.hpp"
-#include "runtime/saved_program.hpp"
+#include "tools/saved_program.hpp"
 
 namespace kiln::driver {
 

@@ -37,7 +37,13 @@ void print_output(const std::string& name, const argument& a, bool all) {
             print_output(name + "[" + std::to_string(i) + "]", a.sub_arguments()[i], all);
         return;
     }
-    std::cout << name << ": " << to_string(a.get_shape()) << "\n" << format_values(a, all ? 0 : values_shown);
+    std::string values;
+    try {
+        values = format_values(a, all ? 0 : values_shown);
+    } catch (const error& e) {
+        fail(name, ": ", e.what());
+    }
+    std::cout << name << ": " << to_string(a.get_shape()) << "\n" << values;
     std::size_t n = a.get_shape().elements();
     if (!all && n > values_shown) std::cout << " (" << values_shown << " of " << n << " values; --print-all shows all)";
     std::cout << "\n";

@@ -6,7 +6,7 @@
 #include "driver/commands.hpp"
 #include "driver/display.hpp"
 #include "driver/session.hpp"
-#include "runtime/verify.hpp"
+#include "tools/verify.hpp"
 
 namespace kiln::driver {
 

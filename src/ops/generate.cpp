@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/limits.hpp"
 #include "ops/indexing.hpp"
 
 namespace kiln::ops {
@@ -36,9 +37,10 @@ struct range {
     static argument fill(dtype t, V start, V limit, V delta) {
         if (delta == 0) fail("delta is 0; expected a nonzero step");
         std::size_t n = count(start, limit, delta);
+        shape s(t, std::vector<std::size_t>{n});
+        check_tensor_bytes(s);   // before the values are made: the count comes from the data
         std::vector<V> values(n);
         for (std::size_t i = 0; i < n; ++i) values[i] = start + static_cast<V>(i) * delta;
-        shape s(t, std::vector<std::size_t>{n});
         if constexpr (std::is_same_v<V, double>)
             return from_doubles(s, values);
         else
@@ -46,10 +48,12 @@ struct range {
     }
 
     static std::size_t count(double start, double limit, double delta) {
-        return static_cast<std::size_t>(std::max(std::ceil((limit - start) / delta), 0.0));
+        double n = std::ceil((limit - start) / delta);
+        if (std::isnan(n) || n >= 0x1p63) fail("range(", start, ", ", limit, ", ", delta, ") would have ", n, " elements");
+        return n > 0 ? static_cast<std::size_t>(n) : 0;
     }
     static std::size_t count(std::int64_t start, std::int64_t limit, std::int64_t delta) {
-        std::int64_t span = limit - start;
+        __int128 span = static_cast<__int128>(limit) - start;   // int64 could overflow (INT64_MIN to INT64_MAX)
         if ((span > 0) != (delta > 0) || span == 0) return 0;
         return static_cast<std::size_t>((span + delta + (delta > 0 ? -1 : 1)) / delta);  // ceil of span / delta
     }

@@ -55,7 +55,7 @@ window_acc gather(const pooling& op, const std::vector<double>& x, const shape& 
         }
         double v = x[xs.index(xi)];
         ++acc.real;
-        acc.max = std::max(acc.max, v);
+        if (std::isnan(v) || v > acc.max) acc.max = v;   // NaN propagates, as ONNX MaxPool has it
         acc.sum += v;
         acc.lp_sum += std::pow(std::abs(v), static_cast<double>(op.lp_order));
     });
@@ -86,7 +86,10 @@ shape pooling::compute_shape(std::span<const shape> in) const {
 argument pooling::compute(const shape& out, std::span<const argument> args) const {
     shape xs = args[0].get_shape().as_standard();
     std::vector<double> x = to_doubles(args[0]);
-    auto [win, kernel] = geometry(*this, xs.lens());
+    // Not a structured binding: the lambda captures both (clang before 16 cannot).
+    auto geo = geometry(*this, xs.lens());
+    const window& win = geo.first;
+    const std::vector<std::size_t>& kernel = geo.second;
     std::vector<double> y;
     y.reserve(out.elements());
     for_each_index(out.lens(), [&](std::span<const std::size_t> yi) {

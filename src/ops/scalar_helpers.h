@@ -104,7 +104,7 @@ template <class C> KILN_SCALAR C kiln_abs(C x) {
 }
 template <class C> KILN_SCALAR C kiln_neg(C x) { return -x; }
 template <class C> KILN_SCALAR C kiln_sign(C x) { return x > C(0) ? C(1) : x < C(0) ? C(-1) : C(0); }
-template <class C> KILN_SCALAR C kiln_relu(C x) { return x > C(0) ? x : C(0); }
+template <class C> KILN_SCALAR C kiln_relu(C x) { return x > C(0) || x != x ? x : C(0); }   // NaN passes through
 KILN_SCALAR bool kiln_logical_not(bool x) { return !x; }
 template <class C> KILN_SCALAR C kiln_bitwise_not(C x) { return ~x; }
 

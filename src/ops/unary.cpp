@@ -52,7 +52,8 @@ KILN_REGISTER_OP(neg)
 template <number C> C sign::apply(C x) const { return x > 0 ? C(1) : x < 0 ? C(-1) : C(0); }
 KILN_REGISTER_OP(sign)
 
-template <number C> C relu::apply(C x) const { return x > 0 ? x : C(0); }
+// NaN (x != x) passes through, as ONNX's max(0, x) has it; -0 becomes 0.
+template <number C> C relu::apply(C x) const { return x > C(0) || x != x ? x : C(0); }
 KILN_REGISTER_OP(relu)
 
 template <floating C> C leaky_relu::apply(C x) const { return x >= 0 ? x : C(alpha) * x; }

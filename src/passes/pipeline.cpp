@@ -1,16 +1,16 @@
 #include "passes/pipeline.hpp"
 
-#include "passes/common_subexpression.hpp"
+#include "passes/simplify/common_subexpression.hpp"
 #include "passes/convert_precision.hpp"
-#include "passes/dead_code.hpp"
-#include "passes/fold_batch_norm.hpp"
-#include "passes/fuse_epilogues.hpp"
-#include "passes/fuse_pointwise.hpp"
-#include "passes/fuse_reduce.hpp"
-#include "passes/propagate_constant.hpp"
-#include "passes/recognize_patterns.hpp"
-#include "passes/simplify_algebra.hpp"
-#include "passes/simplify_reshapes.hpp"
+#include "passes/simplify/dead_code.hpp"
+#include "passes/simplify/fold_batch_norm.hpp"
+#include "passes/fuse/fuse_epilogues.hpp"
+#include "passes/fuse/fuse_pointwise.hpp"
+#include "passes/fuse/fuse_reduce.hpp"
+#include "passes/simplify/propagate_constant.hpp"
+#include "passes/recognize/recognize_patterns.hpp"
+#include "passes/simplify/simplify_algebra.hpp"
+#include "passes/simplify/simplify_reshapes.hpp"
 
 namespace kiln {
 
@@ -32,7 +32,7 @@ std::vector<pass> generic_passes(const compile_options& opts, const fusion_polic
     // stays float32 as one op), before any fusion (fused bodies keep the types they were fused with).
     if (opts.precision != compute_precision::fp32) passes.push_back(convert_precision{low_type(opts.precision)});
     if (opts.optimize) {
-        if (fusion.epilogues) passes.push_back(fuse_epilogues{});   // dot/gemm/convolution + bias, activation, residual
+        if (fusion.epilogues) passes.push_back(fuse_epilogues{fusion.epilogue_op});   // dot/gemm/convolution + bias, activation, residual
         if (fusion.reductions) passes.push_back(fuse_reduce{});     // reductions with their pointwise producers and consumers
         if (fusion.pointwise) passes.push_back(fuse_pointwise{});   // what is left of pointwise trees, one kernel each
     }

@@ -1,5 +1,6 @@
 // The generic pipeline: the target-independent passes every target runs before its own lowering.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "core/pass.hpp"
@@ -11,6 +12,8 @@ namespace kiln {
 // of region turns its pass off instead of receiving regions it would have to split again.
 struct fusion_policy {
     bool epilogues = true;    // fused_epilogue: its GEMM/convolution library applies bias, activation, residual
+    // Which pointwise ops that library can apply in an epilogue (empty: all); see fuse_epilogues.
+    std::function<bool(const instruction&)> epilogue_op;
     bool reductions = true;   // fused_reduce: it runs a reduction with its pointwise neighbours as one kernel
     bool pointwise = true;    // pointwise: it generates one kernel per pointwise tree
 };

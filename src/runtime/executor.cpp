@@ -4,7 +4,8 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
-#include "passes/memory_plan.hpp"
+#include "core/limits.hpp"
+#include "passes/analysis/memory_plan.hpp"
 
 namespace kiln {
 
@@ -91,6 +92,18 @@ struct program_executor::module_state {
     }
 
     void lay_out(const memory_plan& mp) {
+        // A size bomb (Tile, Expand to huge sizes) is an error naming its node before the arena is
+        // allocated, and so is an arena larger than any tensor may be.
+        for (const auto& [ins, offset] : mp.offsets) {
+            try {
+                if (!ins->get_shape().is_tuple()) check_tensor_bytes(ins->get_shape());
+            } catch (const error& e) {
+                fail(describe(m, *ins), ": ", e.what());
+            }
+        }
+        if (mp.arena_bytes > max_tensor_bytes())
+            fail("module ", m.name(), ": its memory plan needs an arena of ", mp.arena_bytes,
+                 " bytes, more than the limit of ", max_tensor_bytes());
         planned = true;
         report = mp.report();
         arena_bytes = mp.arena_bytes;
@@ -165,7 +178,8 @@ struct program_executor::module_state {
         const instruction& ins = *s.ins;
         // An interpreted op allocates much while it runs (its program's literals and values), so
         // it gets no planned buffers until its result is copied.
-        bool interpreted = runs_interpreted(ins);
+        // Without an owner (run_with_plan) fused bodies run on the interpreter too.
+        bool interpreted = runs_interpreted(ins) || (!owner && !ins.module_inputs().empty());
         argument r = compute_op(ins.get_operator(), ins.get_shape(), s.args, ins.module_inputs(), runner,
                                 interpreted ? std::span<const planned_buffer>() : into);
         if (into.empty() || in_buffers(r, into)) return r;

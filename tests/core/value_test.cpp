@@ -103,6 +103,8 @@ TEST(value, json_errors) {
     expect_error([] { parse_json("1.2.3"); }, "JSON: bad number");
     expect_error([] { parse_json(R"("abc)"); }, "JSON: expected '\"'");
     expect_error([] { parse_json(R"({"bytes": "A*"})"); }, "invalid base64 character '*'");
+    expect_error([] { parse_json(R"("\uZZZZ")"); }, "JSON: bad \\u escape at offset");   // not std::stoul's message
+    expect_error([] { parse_json(R"("\u-123")"); }, "JSON: bad \\u escape");
 }
 
 TEST(value, text_form) {

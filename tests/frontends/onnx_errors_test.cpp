@@ -2,10 +2,7 @@
 // opset, tensor, file, input, dim), and --skip-unknown-operators, which defers the error for
 // unsupported ops to run time.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <random>
 
 #include "core/eval.hpp"
@@ -15,7 +12,6 @@ namespace kiln {
 namespace {
 
 using namespace onnx_test;
-namespace fs = std::filesystem;
 
 argument floats(const std::vector<std::size_t>& lens, const std::vector<float>& values) {
     argument a(shape(dtype::float32, lens));
@@ -150,71 +146,6 @@ TEST(OnnxErrors, SkippedNodeWithoutInputsNeedsADeclaredType) {
     opts.warn = [](const std::string&) {};
     expect_has(error_of([&] { parse(m, opts); }),
                {"node 'foo' (FooOp, opset 17)", "output 't' has no declared type and the node has no input"});
-}
-
-// x [2, 3] + W, with W's 24 bytes stored externally at `location` (offset 8).
-onnx::ModelProto external_model(const std::string& location, const std::string& length = "24") {
-    auto m = make_model();
-    add_input(m, "x", {2, 3});
-    auto* w = add_initializer(m, "W", {2, 3}, {});
-    w->clear_raw_data();
-    w->set_data_location(onnx::TensorProto::EXTERNAL);
-    std::vector<std::pair<std::string, std::string>> entries{
-        {"location", location}, {"offset", "8"}, {"length", length}};
-    for (const auto& [k, v] : entries) {
-        auto* e = w->add_external_data();
-        e->set_key(k);
-        e->set_value(v);
-    }
-    add_node(m, "Add", "add", {"x", "W"}, {"y"});
-    add_output(m, "y", {2, 3});
-    return m;
-}
-
-class OnnxExternalData : public ::testing::Test {
-protected:
-    fs::path dir = fs::temp_directory_path() / ("kiln_onnx_errors_" + std::to_string(::getpid()));
-    void SetUp() override { fs::create_directories(dir); }
-    void TearDown() override { fs::remove_all(dir); }
-    void write(const std::string& name, const std::string& bytes) {
-        std::ofstream(dir / name, std::ios::binary) << bytes;
-    }
-    // 8 bytes of padding, then `n` floats 0.5, 1.5, ...
-    static std::string data(std::size_t n) {
-        std::string s(8, 'x');
-        for (std::size_t i = 0; i < n; ++i) {
-            float f = static_cast<float>(i) + 0.5f;
-            s.append(reinterpret_cast<const char*>(&f), sizeof f);
-        }
-        return s;
-    }
-};
-
-TEST_F(OnnxExternalData, ReadsFromOffset) {
-    write("w.bin", data(6));
-    program p = parse(external_model("w.bin"), {}, dir.string());
-    auto y = evaluate(p, {{"x", floats({2, 3}, {1, 1, 1, 1, 1, 1})}}).at(0);
-    for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(y.as<float>()[i], static_cast<float>(i) + 1.5f);
-}
-
-TEST_F(OnnxExternalData, MissingFile) {
-    std::string model_path = (dir / "model.onnx").string();
-    write("model.onnx", external_model("missing.bin").SerializeAsString());
-    auto msg = error_of([&] { parse_onnx_file(model_path); });
-    EXPECT_EQ(msg.rfind(model_path + ": ", 0), 0u) << msg;
-    expect_has(msg, {"tensor 'W'", (dir / "missing.bin").string(), "cannot be opened"});
-}
-
-TEST_F(OnnxExternalData, TruncatedFile) {
-    write("w.bin", data(5));
-    auto msg = error_of([&] { parse(external_model("w.bin"), {}, dir.string()); });
-    expect_has(msg, {"tensor 'W'", "w.bin", "is truncated (28 bytes, needs 32)"});
-}
-
-TEST_F(OnnxExternalData, LengthMismatch) {
-    write("w.bin", data(6));
-    auto msg = error_of([&] { parse(external_model("w.bin", "16"), {}, dir.string()); });
-    expect_has(msg, {"tensor 'W'", "external data length 16 does not match its shape (24 bytes)"});
 }
 
 TEST(OnnxErrors, RawDataSizeMismatch) {

@@ -11,7 +11,7 @@
 #include "core/eval.hpp"
 #include "core/target.hpp"
 #include "frontends/onnx/onnx.hpp"
-#include "passes/kernel_count.hpp"
+#include "passes/analysis/kernel_count.hpp"
 #include "passes/pipeline.hpp"
 #include "../passes/pass_check.hpp"
 

@@ -3,7 +3,7 @@
 // overwritten gives different outputs than evaluate().
 #pragma once
 #include "core/eval.hpp"
-#include "passes/memory_plan.hpp"
+#include "passes/analysis/memory_plan.hpp"
 #include "runtime/executor.hpp"
 
 namespace kiln {

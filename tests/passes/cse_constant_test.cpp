@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "pass_check.hpp"
-#include "passes/common_subexpression.hpp"
-#include "passes/propagate_constant.hpp"
+#include "passes/simplify/common_subexpression.hpp"
+#include "passes/simplify/propagate_constant.hpp"
 
 namespace kiln {
 namespace {

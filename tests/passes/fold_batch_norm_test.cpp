@@ -1,12 +1,12 @@
 // fold_batch_norm: batch norms after convolutions (with or without a bias add), gemms and dots with
 // literal weights fold into the weights; anything else keeps its batch norm.
-#include "passes/fold_batch_norm.hpp"
+#include "passes/simplify/fold_batch_norm.hpp"
 
 #include <gtest/gtest.h>
 
 #include "ir_text.hpp"
 #include "pass_check.hpp"
-#include "passes/simplify_reshapes.hpp"
+#include "passes/simplify/simplify_reshapes.hpp"
 
 namespace kiln {
 namespace {

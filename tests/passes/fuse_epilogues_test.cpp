@@ -4,10 +4,10 @@
 
 #include "fuse_check.hpp"
 #include "pass_check.hpp"
-#include "passes/fuse_epilogues.hpp"
-#include "passes/fuse_pointwise.hpp"
-#include "passes/fuse_reduce.hpp"
-#include "passes/kernel_count.hpp"
+#include "passes/fuse/fuse_epilogues.hpp"
+#include "passes/fuse/fuse_pointwise.hpp"
+#include "passes/fuse/fuse_reduce.hpp"
+#include "passes/analysis/kernel_count.hpp"
 
 namespace kiln {
 namespace {
@@ -32,6 +32,27 @@ TEST(fuse_epilogues, conv_bias_relu_residual) {
     EXPECT_EQ(body_size(*fused[0]), 5u);        // convolution, broadcast, add, relu, add
     EXPECT_EQ(fused[0]->module_inputs()[0]->name(), "fused_epilogue0");
     expect_text_round_trip(p);
+}
+
+// A target whose library applies bias adds but not relu keeps relu and what follows outside.
+TEST(fuse_epilogues, the_target_policy_decides_which_ops_join) {
+    fuse_epilogues only_add{[](const instruction& ins) { return ins.name() == "add"; }};
+    program p = run_and_check(
+        "x = @param:x -> float_type, {1, 2, 5, 5}\n"
+        "w = @param:w -> float_type, {3, 2, 3, 3}\n"
+        "b = @param:b -> float_type, {3}\n"
+        "r = @param:r -> float_type, {1, 3, 5, 5}\n"
+        "@0 = convolution[padding={1, 1},stride={1, 1},dilation={1, 1},group=1](x, w)\n"
+        "@1 = broadcast[axis=1,out_lens={1, 3, 5, 5}](b)\n"
+        "@2 = add(@0, @1)\n"
+        "@3 = relu(@2)\n"
+        "@4 = add(@3, r)\n"
+        "@5 = @return(@4)\n",
+        {only_add});
+    auto fused = fused_of(p, "fused_epilogue");
+    ASSERT_EQ(fused.size(), 1u);
+    EXPECT_EQ(body_size(*fused[0]), 3u);        // convolution, broadcast, add
+    EXPECT_EQ(count_instructions(p), 3u);       // the epilogue, relu, add
 }
 
 // gelu (erf form) reads the biased result twice: a tree, not a chain.

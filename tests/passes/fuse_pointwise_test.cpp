@@ -6,8 +6,8 @@
 #include "core/error.hpp"
 #include "fuse_check.hpp"
 #include "pass_check.hpp"
-#include "passes/fuse_pointwise.hpp"
-#include "passes/kernel_count.hpp"
+#include "passes/fuse/fuse_pointwise.hpp"
+#include "passes/analysis/kernel_count.hpp"
 
 namespace kiln {
 namespace {

@@ -9,10 +9,10 @@
 
 #include "fuse_check.hpp"
 #include "pass_check.hpp"
-#include "passes/fuse_epilogues.hpp"
-#include "passes/fuse_pointwise.hpp"
-#include "passes/fuse_reduce.hpp"
-#include "passes/kernel_count.hpp"
+#include "passes/fuse/fuse_epilogues.hpp"
+#include "passes/fuse/fuse_pointwise.hpp"
+#include "passes/fuse/fuse_reduce.hpp"
+#include "passes/analysis/kernel_count.hpp"
 
 namespace kiln {
 namespace {

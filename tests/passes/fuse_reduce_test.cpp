@@ -4,8 +4,8 @@
 
 #include "fuse_check.hpp"
 #include "pass_check.hpp"
-#include "passes/fuse_pointwise.hpp"
-#include "passes/fuse_reduce.hpp"
+#include "passes/fuse/fuse_pointwise.hpp"
+#include "passes/fuse/fuse_reduce.hpp"
 
 namespace kiln {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/pass.hpp"
-#include "runtime/program_tools.hpp"
+#include "tools/program_tools.hpp"
 
 namespace kiln {
 

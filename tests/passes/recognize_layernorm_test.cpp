@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "pass_check.hpp"
-#include "passes/recognize_patterns.hpp"
+#include "passes/recognize/recognize_patterns.hpp"
 
 namespace kiln {
 namespace {

@@ -1,6 +1,6 @@
 // simplify_algebra: each rule fires where it holds (results checked on random inputs before and
 // after) and declines where it would change results or shapes.
-#include "passes/simplify_algebra.hpp"
+#include "passes/simplify/simplify_algebra.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,11 +13,11 @@
 #include "core/eval.hpp"
 #include "frontends/onnx/onnx.hpp"
 #include "pass_check.hpp"
-#include "passes/common_subexpression.hpp"
-#include "passes/fold_batch_norm.hpp"
-#include "passes/propagate_constant.hpp"
-#include "passes/simplify_algebra.hpp"
-#include "passes/simplify_reshapes.hpp"
+#include "passes/simplify/common_subexpression.hpp"
+#include "passes/simplify/fold_batch_norm.hpp"
+#include "passes/simplify/propagate_constant.hpp"
+#include "passes/simplify/simplify_algebra.hpp"
+#include "passes/simplify/simplify_reshapes.hpp"
 
 namespace kiln {
 namespace {

@@ -1,6 +1,6 @@
 // simplify_reshapes: view chains collapse and cancel, views of literals fold, transposes move
 // through pointwise ops, and copies go where a view suffices (not at @return).
-#include "passes/simplify_reshapes.hpp"
+#include "passes/simplify/simplify_reshapes.hpp"
 
 #include <gtest/gtest.h>
 

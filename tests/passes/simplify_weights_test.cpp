@@ -4,7 +4,7 @@
 
 #include "ir_text.hpp"
 #include "pass_check.hpp"
-#include "passes/simplify_algebra.hpp"
+#include "passes/simplify/simplify_algebra.hpp"
 
 namespace kiln {
 namespace {

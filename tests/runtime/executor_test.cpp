@@ -8,7 +8,7 @@
 #include "core/random.hpp"
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
-#include "passes/memory_plan.hpp"
+#include "passes/analysis/memory_plan.hpp"
 #include "runtime/executor.hpp"
 #include "../passes/pass_check.hpp"
 

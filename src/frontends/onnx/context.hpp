@@ -38,6 +38,8 @@ public:
     std::size_t input_count() const;                        // including trailing absent inputs
     bool has_input(std::size_t i) const;                    // present and not the empty name
     std::size_t output_count() const;
+    // Throws unless the node has min..max inputs (absent trailing ones counted), as its schema says.
+    void expect_inputs(std::size_t min, std::size_t max) const;
 
     bool has_attr(const std::string& name) const;
     std::int64_t attr_int(const std::string& name, std::int64_t def) const;
@@ -78,9 +80,13 @@ public:
         return add(op, value(), inputs);
     }
     instruction_ref add_literal(const literal& l);
-    // The placeholder for an absent optional input.
-    instruction_ref none() { return mod_.end(); }
-    bool is_none(instruction_ref i) { return i == mod_.end(); }
+    // The placeholder for an absent optional input (an empty name) or output. It is a real
+    // instruction outside every module, so that a mapping that reads it does not crash; add()
+    // and constant() refuse it, naming the node.
+    static instruction_ref none();
+    static bool is_none(instruction_ref i) { return i == none(); }
+    // Throws when one of `inputs` is absent: the node gave an empty name for an input the op needs.
+    static void check_present(const std::vector<instruction_ref>& inputs);
 
     bool is_constant(instruction_ref i) const { return i->is_literal(); }
     // The input's constant value; throws naming the node and `what` when it is not constant.
@@ -121,6 +127,16 @@ const op_mapping* find_onnx_op(const std::string& domain, const std::string& op_
 // A node whose mapping needs run-time values: one `onnx_node` instruction that runs the mapping
 // when the values are known (the ref target evaluates it; compiled targets reject it).
 std::vector<instruction_ref> defer_node(const node_info& n, context& ctx, const std::vector<instruction_ref>& inputs);
+
+// A node's name, or "<OpType>_<index>" when it has none.
+std::string node_name(const onnx::NodeProto& n, std::size_t index);
+// Checks of a graph as read (graph_checks.cpp). Names: no empty graph input or initializer name,
+// no tensor written by two nodes; both throw naming what is wrong.
+void check_names(const onnx::GraphProto& g);
+// A graph input that an initializer of the same name gives a default for must declare its shape.
+void check_input_default(const onnx::ValueInfoProto& input, const onnx::TensorProto& init);
+// A graph output's declared type (and with check_dims, its dims) must be what kiln computes.
+void check_declared_output(const onnx::ValueInfoProto& vi, const shape& computed, bool check_dims);
 
 // A TensorProto as a literal; external data is read relative to base_dir.
 literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_dir);

@@ -23,6 +23,7 @@ bool present(context& ctx, const inputs_t& in, std::size_t i) { return i < in.si
 // Adds an op that calls submodules (ctx.add takes none); it returns a tuple.
 instruction_ref add_with_modules(const node_info& n, context& ctx, const std::string& op, const value& attrs,
                                  const inputs_t& in, std::vector<module*> mods) {
+    context::check_present(in);
     auto t = ctx.mod().add_instruction(make_op(op, attrs), in, std::move(mods));
     t->set_source_name(n.name());
     return t;

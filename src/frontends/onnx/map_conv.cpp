@@ -40,6 +40,7 @@ value conv_attrs(const window_attrs& w, std::int64_t group) {
 }
 
 inputs_t map_conv(const node_info& n, context& ctx, const inputs_t& in) {
+    n.expect_inputs(2, 3);
     window_attrs w = conv_window(n, in.at(0), in.at(1));
     apply_auto_pad(w, in[0]->get_shape());
     auto y = ctx.add("convolution", conv_attrs(w, n.attr_int("group", 1)), {in[0], in[1]});
@@ -75,6 +76,7 @@ void output_shape_pads(const node_info& n, window_attrs& w, const std::vector<st
 }
 
 inputs_t map_conv_transpose(const node_info& n, context& ctx, const inputs_t& in) {
+    n.expect_inputs(2, 3);
     window_attrs w = conv_window(n, in.at(0), in.at(1));
     std::size_t dims = w.kernel.size();
     auto output_padding = n.attr_ints("output_padding", std::vector<std::int64_t>(dims, 0));
@@ -109,6 +111,7 @@ KILN_ONNX_OP("", "ConvTranspose", 1, map_conv_transpose)
 // exactly (below 2^53), so the result is exact whenever it fits int32 (where ONNX's int32
 // accumulation would wrap, the final convert saturates: that takes over 30000 extreme taps).
 inputs_t map_conv_integer(const node_info& n, context& ctx, const inputs_t& in) {
+    n.expect_inputs(2, 4);
     window_attrs w = conv_window(n, in.at(0), in.at(1));
     apply_auto_pad(w, in[0]->get_shape());
     value to_f64{{"target_type", "float64"}};

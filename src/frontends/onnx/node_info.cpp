@@ -17,6 +17,13 @@ bool node_info::has_input(std::size_t i) const {
     return i < input_count() && !node_.input(static_cast<int>(i)).empty();
 }
 
+void node_info::expect_inputs(std::size_t min, std::size_t max) const {
+    std::size_t n = input_count();
+    if (n >= min && n <= max) return;
+    std::string want = min == max ? std::to_string(min) : cat(min, max == min + 1 ? " or " : " to ", max);
+    fail("expects ", want, " inputs, got ", n);
+}
+
 bool node_info::has_attr(const std::string& name) const {
     for (const auto& a : node_.attribute())
         if (a.name() == name) return true;

@@ -8,13 +8,18 @@
 #include <set>
 #include <sstream>
 
+#include "core/builtin.hpp"
 #include "core/error.hpp"
 #include "core/eval.hpp"
+#include "core/files.hpp"
 #include "frontends/onnx/context.hpp"
 
 namespace kiln::onnx_fe {
 
 namespace {
+
+// The ai.onnx opset of ONNX 1.23, whose IR version 14 is the newest kiln reads.
+constexpr std::int64_t newest_onnx_opset = 28;
 
 std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
@@ -22,10 +27,6 @@ using registry_t = std::map<std::pair<std::string, std::string>, std::map<std::i
 registry_t& registry() {
     static registry_t r;
     return r;
-}
-
-std::string node_name(const onnx::NodeProto& n, std::size_t index) {
-    return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
 }
 
 void warn(const onnx_options& opts, const std::string& msg) {
@@ -99,6 +100,8 @@ shape input_shape(const onnx::ValueInfoProto& vi, const onnx_options& opts) {
     for (int i = 0; i < tt.shape().dim_size(); ++i) {
         const auto& d = tt.shape().dim(i);
         if (d.has_dim_value()) {
+            if (d.dim_value() < 0)
+                fail("input '", vi.name(), "' dim ", i, " is ", d.dim_value(), "; a dim is 0 or more");
             auto v = static_cast<std::size_t>(d.dim_value());
             dims.push_back({v, v, {}, {}});
             continue;
@@ -129,18 +132,32 @@ std::vector<int> topological_order(const onnx::GraphProto& g, const onnx_options
     for (int i = 0; i < g.node_size(); ++i)
         for (const auto& o : g.node(i).output())
             if (!o.empty()) producer[o] = i;
+    // A depth-first search with an explicit stack: a chain of 100,000 nodes stored in reverse
+    // order would overflow the call stack of a recursive one. Each frame is (node, next input).
     std::vector<int> order, state(static_cast<std::size_t>(g.node_size()), 0);   // 0 new, 1 active, 2 done
-    auto visit = [&](auto& self, int i) -> void {
-        if (state[static_cast<std::size_t>(i)] == 2) return;
-        if (state[static_cast<std::size_t>(i)] == 1)
-            fail("the graph has a cycle through node '", node_name(g.node(i), static_cast<std::size_t>(i)), "'");
-        state[static_cast<std::size_t>(i)] = 1;
-        for (const auto& in : g.node(i).input())
-            if (auto it = producer.find(in); it != producer.end()) self(self, it->second);
-        state[static_cast<std::size_t>(i)] = 2;
-        order.push_back(i);
-    };
-    for (int i = 0; i < g.node_size(); ++i) visit(visit, i);
+    std::vector<std::pair<int, int>> stack;
+    for (int root = 0; root < g.node_size(); ++root) {
+        if (state[static_cast<std::size_t>(root)] != 0) continue;
+        state[static_cast<std::size_t>(root)] = 1;
+        stack.push_back({root, 0});
+        while (!stack.empty()) {
+            auto& [i, next] = stack.back();
+            const auto& n = g.node(i);
+            if (next == n.input_size()) {
+                state[static_cast<std::size_t>(i)] = 2;
+                order.push_back(i);
+                stack.pop_back();
+                continue;
+            }
+            auto it = producer.find(n.input(next++));
+            if (it == producer.end() || state[static_cast<std::size_t>(it->second)] == 2) continue;
+            if (state[static_cast<std::size_t>(it->second)] == 1)
+                fail("the graph has a cycle through node '",
+                     node_name(g.node(it->second), static_cast<std::size_t>(it->second)), "'");
+            state[static_cast<std::size_t>(it->second)] = 1;
+            stack.push_back({it->second, 0});
+        }
+    }
     for (std::size_t k = 0; k < order.size(); ++k)
         if (order[k] != static_cast<int>(k)) {
             warn(opts, cat("graph '", g.name(), "': nodes are not in topological order; sorted them"));
@@ -150,14 +167,6 @@ std::vector<int> topological_order(const onnx::GraphProto& g, const onnx_options
 }
 
 instruction_ref resolve_input(context& ctx, const std::string& name);
-
-void check_output_type(const onnx::ValueInfoProto& vi, instruction_ref ins) {
-    if (!vi.type().has_tensor_type() || vi.type().tensor_type().elem_type() == 0) return;
-    dtype want = declared_dtype(vi, "output");
-    if (ins->get_shape().type() != want)
-        fail("output '", vi.name(), "' is declared ", dtype_name(want), " but computes ",
-             dtype_name(ins->get_shape().type()));
-}
 
 void parse_nodes(context& ctx, const onnx::GraphProto& g) {
     for (int i : topological_order(g, ctx.options())) {
@@ -175,6 +184,9 @@ void parse_nodes(context& ctx, const onnx::GraphProto& g) {
                 outs = (*f)(info, ctx, inputs);
             } catch (const runtime_value_needed&) {
                 outs = defer_node(info, ctx, inputs);
+            } catch (const std::out_of_range&) {
+                // Mappings read required inputs with in.at(k): the node has fewer than the op needs.
+                fail("has ", n.input_size(), " input", n.input_size() == 1 ? "" : "s", ", fewer than the op needs");
             } catch (const error&) {
                 // Shapes that depend on run-time values reach ops that need static shapes.
                 bool dynamic_input = false;
@@ -187,8 +199,12 @@ void parse_nodes(context& ctx, const onnx::GraphProto& g) {
                 for (int k = static_cast<int>(outs.size()); k < n.output_size(); ++k)
                     if (!n.output(k).empty()) fail("output ", k, " ('", n.output(k), "') is not produced by kiln's mapping");
             }
-            for (int k = 0; k < n.output_size(); ++k)
-                if (!n.output(k).empty()) ctx.values[n.output(k)] = outs[static_cast<std::size_t>(k)];
+            for (int k = 0; k < n.output_size(); ++k) {
+                if (n.output(k).empty()) continue;  // an optional output the model does not use
+                if (ctx.is_none(outs[static_cast<std::size_t>(k)]))
+                    fail("output ", k, " ('", n.output(k), "') is not produced by kiln's mapping");
+                ctx.values[n.output(k)] = outs[static_cast<std::size_t>(k)];
+            }
         } catch (const error& e) {
             ctx.current = nullptr;
             fail("node '", info.name(), "' (", n.op_type(), ", opset ", info.opset(), "): ", e.what());
@@ -201,7 +217,8 @@ void add_outputs(context& ctx, const onnx::GraphProto& g) {
     for (const auto& o : g.output()) {
         auto it = ctx.values.find(o.name());
         if (it == ctx.values.end()) fail("graph output '", o.name(), "' is not produced by any node");
-        check_output_type(o, it->second);
+        // Subgraph outputs (loop bodies) often declare stale dims; the main graph's must hold.
+        check_declared_output(o, it->second->get_shape(), ctx.parent == nullptr);
         outs.push_back(it->second);
     }
     ctx.mod().add_return(outs);
@@ -243,7 +260,18 @@ context::context(program& p, module& m, const onnx_options& opts, std::string ba
 
 instruction_ref context::add_literal(const literal& l) { return mod_.add_literal(l); }
 
+instruction_ref context::none() {
+    static std::list<instruction> absent{instruction(make_param_op("absent", shape()), shape(), {}, {})};
+    return absent.begin();
+}
+
+void context::check_present(const std::vector<instruction_ref>& inputs) {
+    for (auto i : inputs)
+        if (is_none(i)) fail("a required input is absent (its name is empty)");
+}
+
 instruction_ref context::add(const std::string& op_name, const value& attrs, const std::vector<instruction_ref>& inputs) {
+    check_present(inputs);
     operation op = make_op(op_name, attrs);
     bool constant = !op.traits().side_effects && !op.traits().builtin;
     for (auto i : inputs) constant = constant && i->is_literal();
@@ -259,6 +287,7 @@ instruction_ref context::add(const std::string& op_name, const value& attrs, con
 }
 
 const literal& context::constant(instruction_ref i, const std::string& what) const {
+    if (is_none(i)) fail(what, " is absent (its name is empty) but the op needs it");
     if (!i->is_literal())
         throw runtime_value_needed(cat(what, " must be a constant (an initializer or computable from them) for kiln to compile it"));
     return i->get_literal();
@@ -282,6 +311,7 @@ module* context::parse_subgraph(const onnx::GraphProto& g, const std::string& na
     sc.captures = &captures;
     sc.opsets = opsets;
     sc.declared = declared;
+    check_names(g);
     for (const auto& vi : g.value_info()) sc.declared[vi.name()] = &vi;
     for (const auto& vi : g.output()) sc.declared[vi.name()] = &vi;
     for (const auto& init : g.initializer()) sc.values[init.name()] = sub.add_literal(tensor_to_literal(init, base_dir_));
@@ -298,12 +328,34 @@ module* context::parse_subgraph(const onnx::GraphProto& g, const std::string& na
 
 namespace {
 
+// Dims given for an input the model does not have are a typo or the wrong model: say so.
+void check_option_names(const onnx::GraphProto& g, const onnx_options& opts) {
+    std::set<std::string> inputs;
+    for (const auto& vi : g.input()) inputs.insert(vi.name());
+    auto check = [&](const std::string& name, const char* option) {
+        if (inputs.count(name)) return;
+        std::string list;
+        for (const auto& i : inputs) list += (list.empty() ? "" : ", ") + i;
+        fail(option, " names '", name, "', which is not an input of the model (inputs: ", list.empty() ? "none" : list,
+             ")");
+    };
+    for (const auto& [name, lens] : opts.input_dims) check(name, "input_dims");
+    for (const auto& [name, dims] : opts.dyn_input_dims) check(name, "dyn_input_dims");
+}
+
 program parse_model(const onnx::ModelProto& model, const onnx_options& opts, const std::string& base_dir) {
     if (model.ir_version() < 3 || model.ir_version() > 14)
         fail("ONNX IR version ", model.ir_version(), " is not supported (kiln reads IR versions 3 to 14)");
+    if (model.graph().output_size() == 0) fail("model has no outputs (its graph declares none)");
     program p;
     context ctx(p, p.main(), opts, base_dir);
-    for (const auto& os : model.opset_import()) ctx.opsets[normalize_domain(os.domain())] = os.version();
+    for (const auto& os : model.opset_import()) {
+        // A newer opset may change what an op means; kiln cannot know how, so it refuses.
+        if (normalize_domain(os.domain()).empty() && (os.version() < 1 || os.version() > newest_onnx_opset))
+            fail("opset ", os.version(), " of domain 'ai.onnx' is not supported: kiln knows opsets 1 to ",
+                 newest_onnx_opset, " (ONNX 1.23)");
+        ctx.opsets[normalize_domain(os.domain())] = os.version();
+    }
     if (!ctx.opsets.count("")) ctx.opsets[""] = 1;
     const auto& g = model.graph();
 
@@ -322,13 +374,21 @@ program parse_model(const onnx::ModelProto& model, const onnx_options& opts, con
 
     for (const auto& vi : g.value_info()) ctx.declared[vi.name()] = &vi;
     for (const auto& vi : g.output()) ctx.declared[vi.name()] = &vi;
-    std::set<std::string> initializer_names;
+    check_names(g);
+    check_option_names(g, opts);
+    std::map<std::string, const onnx::TensorProto*> initializers;
     for (const auto& init : g.initializer()) {
-        initializer_names.insert(init.name());
+        initializers[init.name()] = &init;
         ctx.values[init.name()] = p.main().add_literal(tensor_to_literal(init, base_dir));
     }
-    for (const auto& vi : g.input())
-        if (!initializer_names.count(vi.name())) ctx.values[vi.name()] = p.main().add_parameter(vi.name(), input_shape(vi, opts));
+    // An input with an initializer of its name (IR >= 4) takes the initializer as a fixed default:
+    // kiln compiles the model with it as a constant.
+    for (const auto& vi : g.input()) {
+        if (auto it = initializers.find(vi.name()); it != initializers.end())
+            check_input_default(vi, *it->second);
+        else
+            ctx.values[vi.name()] = p.main().add_parameter(vi.name(), input_shape(vi, opts));
+    }
     parse_nodes(ctx, g);
     add_outputs(ctx, g);
     return p;
@@ -342,17 +402,20 @@ namespace kiln {
 
 program parse_onnx_buffer(const void* data, std::size_t size, const onnx_options& opts, const std::string& base_dir) {
     onnx::ModelProto model;
+    if (size == 0) fail("the model is empty (0 bytes)");
     if (size > static_cast<std::size_t>(INT32_MAX) || !model.ParseFromArray(data, static_cast<int>(size)))
         fail("not a valid ONNX model: the protobuf could not be parsed (", size, " bytes)");
     return onnx_fe::parse_model(model, opts, base_dir);
 }
 
 program parse_onnx_file(const std::string& path, const onnx_options& opts) {
+    check_input_file(path);
     std::ifstream f(path, std::ios::binary);
     if (!f) fail("cannot open '", path, "'");
     std::stringstream ss;
     ss << f.rdbuf();
     std::string bytes = ss.str();
+    if (bytes.empty()) fail(path, ": empty file");
     auto slash = path.find_last_of('/');
     std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
     try {

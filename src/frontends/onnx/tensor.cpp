@@ -1,11 +1,14 @@
 // ONNX TensorProto -> literal: typed fields, raw_data and external data files.
 #include <onnx/onnx_pb.h>
 
+#include <cctype>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/visit.hpp"
 #include "frontends/onnx/context.hpp"
 
@@ -42,33 +45,64 @@ dtype onnx_dtype(int code) {
 
 namespace {
 
+// An external-data offset or length: decimal digits only (std::stoull would accept "-1" and " 8").
+std::size_t parse_size(const onnx::TensorProto& t, const std::string& key, const std::string& text) {
+    std::size_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) || ec != std::errc() ||
+        end != text.data() + text.size())
+        fail("tensor '", t.name(), "': external data ", key, " '", text, "' is not a byte count");
+    return v;
+}
+
+// The file `location` names, which must lie inside the model's folder: a model from a stranger
+// must not read /etc/passwd or ../secrets as its weights, directly or through a symlink.
+std::filesystem::path external_path(const onnx::TensorProto& t, const std::string& location,
+                                    const std::string& base_dir) {
+    namespace fs = std::filesystem;
+    auto refuse = [&](const std::string& why) {
+        fail("tensor '", t.name(), "': external data location '", location, "' ", why);
+    };
+    if (location.empty()) fail("tensor '", t.name(), "': external data has no location");
+    fs::path rel(location);
+    if (rel.is_absolute()) refuse("is an absolute path; it must be relative to the model's folder");
+    for (const auto& part : rel)
+        if (part == "..") refuse("has a '..' component; it must stay inside the model's folder");
+    fs::path path = fs::path(base_dir) / rel;
+    std::error_code ec;
+    fs::path real = fs::canonical(path, ec);
+    if (ec)
+        fail("tensor '", t.name(), "': external data file '", path.string(), "' cannot be opened (", ec.message(), ")");
+    if (!fs::is_regular_file(real)) refuse("is not a regular file");
+    fs::path inside = real.lexically_relative(fs::canonical(base_dir));
+    if (inside.empty() || *inside.begin() == "..")
+        refuse("resolves to '" + real.string() + "', outside the model's folder");
+    return path;
+}
+
 std::vector<char> read_external(const onnx::TensorProto& t, const std::string& base_dir, std::size_t want) {
     std::string location;
-    std::size_t offset = 0, length = 0;
-    bool has_length = false;
+    std::size_t offset = 0, length = want;
     for (const auto& kv : t.external_data()) {
         if (kv.key() == "location") location = kv.value();
-        else if (kv.key() == "offset") offset = std::stoull(kv.value());
-        else if (kv.key() == "length") {
-            length = std::stoull(kv.value());
-            has_length = true;
-        }
+        else if (kv.key() == "offset")
+            offset = parse_size(t, "offset", kv.value());
+        else if (kv.key() == "length")
+            length = parse_size(t, "length", kv.value());
     }
-    if (location.empty()) fail("tensor '", t.name(), "': external data has no location");
-    std::filesystem::path path = std::filesystem::path(base_dir) / location;
+    std::filesystem::path path = external_path(t, location, base_dir);
+    if (length != want)
+        fail("tensor '", t.name(), "': external data length ", length, " does not match its shape (", want, " bytes)");
     std::ifstream f(path, std::ios::binary);
     if (!f) fail("tensor '", t.name(), "': external data file '", path.string(), "' cannot be opened");
-    std::size_t n = has_length ? length : want;
-    if (n != want)
-        fail("tensor '", t.name(), "': external data length ", n, " does not match its shape (", want, " bytes)");
     f.seekg(0, std::ios::end);
     auto size = static_cast<std::size_t>(f.tellg());
-    if (offset + n > size)
-        fail("tensor '", t.name(), "': external data file '", path.string(), "' is truncated (", size,
-             " bytes, needs ", offset + n, ")");
-    std::vector<char> buf(n);
+    if (offset > size || length > size - offset)
+        fail("tensor '", t.name(), "': external data file '", path.string(), "' is truncated (", size, " bytes, needs ",
+             length, " from offset ", offset, ")");
+    std::vector<char> buf(length);
     f.seekg(static_cast<std::streamoff>(offset));
-    f.read(buf.data(), static_cast<std::streamsize>(n));
+    f.read(buf.data(), static_cast<std::streamsize>(length));
     return buf;
 }
 
@@ -119,10 +153,16 @@ literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_di
     } catch (const error& e) {
         fail("tensor '", t.name(), "': ", e.what());
     }
-    shape s(type, lens);
+    // Sizes are checked before anything is allocated: the shape refuses dims whose size overflows,
+    // the data must have the shape's size, and the allocation refuses sizes above max_tensor_bytes.
+    shape s;
+    try {
+        s = shape(type, lens);
+        check_tensor_bytes(s);
+    } catch (const error& e) {
+        fail("tensor '", t.name(), "': ", e.what());
+    }
     std::size_t bytes = s.bytes();
-    // A message of another kind can parse as a TensorProto with absurd dims: refuse before allocating.
-    if (bytes > (std::size_t{1} << 40)) fail("tensor '", t.name(), "': ", to_string(s), " is implausibly large");
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
         auto buf = read_external(t, base_dir, bytes);
         argument a(s);

@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "core/eval.hpp"
 #include "core/target.hpp"
-#include "passes/memory_plan.hpp"
+#include "passes/analysis/memory_plan.hpp"
 #include "passes/pipeline.hpp"
 #include "targets/gpu/device.hpp"
 #include "targets/gpu/gpu_error.hpp"

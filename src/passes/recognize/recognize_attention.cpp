@@ -1,0 +1,146 @@
+// Scaled dot-product attention as exporters write it out (kT is k with its last two dims swapped):
+//   softmax(scale * (q @ kT) [+ mask], last axis) @ v    -> attention[scale](q, k, v[, mask])
+//   softmax(where(keep, scale * (q @ kT), -inf)) @ v     -> attention[scale](q, k, v, keep)
+//   softmax(where(drop, -inf, scale * (q @ kT))) @ v     -> attention[scale](q, k, v, not drop)
+// The last form is what masked_fill exports; a fill of -1e30 or less (such as the type's lowest
+// value) counts as -inf, since its weights are exactly 0 too. The scale may be muls or divs by
+// scalar constants on the scores, on q and on kT (multiplied together; none means 1). kT is usually
+// a transpose view itself (from [B, H, S, D] or straight from [B, S, H, D]); k is then that view's
+// source transposed once, the two permutations composed. q, kT and v must agree exactly in their
+// batch dims (no broadcasting) and be rank 4 ([B, H, S, D]) or rank 3 ([B*H, S, D], given a
+// leading 1 by unsqueeze views and squeezed back after). The mask must broadcast to the scores
+// (the add keeps their shape), and the softmax result must feed only the second matmul.
+// One difference remains by design: a query row whose mask removes every key gives NaN (or, for a
+// finite fill, the mean of v) written out, zeros from the op. Causal masks never remove a row.
+#include <algorithm>
+#include <numeric>
+
+#include "core/reflect.hpp"
+#include "ops/softmax.hpp"
+#include "ops/views.hpp"
+#include "passes/recognize/recognize_rules.hpp"
+
+namespace kiln {
+namespace {
+
+using namespace recognize;
+
+// Strips muls and divs by scalar constants off `ins` (each used only by the chain), multiplying
+// their factors into scale.
+instruction_ref peel_scale(instruction_ref ins, double& scale, std::vector<instruction_ref>& inner) {
+    while ((ins->name() == "mul" || ins->name() == "div") && ins->outputs().size() == 1) {
+        auto a = ins->inputs()[0], c = ins->inputs()[1];
+        if (ins->name() == "mul" && a->is_literal()) std::swap(a, c);
+        auto s = scalar_value(c);
+        if (!s || *s == 0 || a->is_literal() || a->get_shape().lens() != ins->get_shape().lens()) break;
+        scale = ins->name() == "mul" ? scale * *s : scale / *s;
+        inner.push_back(ins);
+        ins = a;
+    }
+    return ins;
+}
+
+// kT with its last two dims swapped back: one transpose of kT's source when kT is a transpose.
+instruction_ref untranspose(rewriter& r, instruction_ref kt) {
+    std::vector<std::int64_t> perm(kt->get_shape().ndim());
+    std::iota(perm.begin(), perm.end(), 0);
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    auto src = kt;
+    if (const auto* t = kt->get_operator().get_if<ops::transpose>()) {
+        for (auto& i : perm) i = t->permutation[static_cast<std::size_t>(i)];
+        src = kt->inputs().front();
+    }
+    if (std::is_sorted(perm.begin(), perm.end())) return src;
+    return r.add("transpose", {src}, {{"permutation", to_value(perm)}});
+}
+
+// The scores' parts: q, kT, the mask (may be absent; `drop` when it is true where keys are
+// dropped), the scale and the instructions between.
+struct scores {
+    instruction_ref q, kt;
+    std::optional<instruction_ref> mask;
+    bool drop = false;
+    double scale = 1;
+    std::vector<instruction_ref> inner;
+};
+
+// A fill that removes a key: -inf, or a finite stand-in for it (such as the type's lowest value).
+bool removes_key(instruction_ref fill) {
+    auto v = scalar_value(fill);
+    return v && *v <= -1e30;
+}
+
+// One way to read the softmax input: the scores' body (scale * (q @ kT)) and the mask part.
+struct reading {
+    instruction_ref body;
+    scores parts;
+};
+
+// The ways to read `s`: body + mask, where(keep, body, -inf) and where(drop, -inf, body)
+// (masked_fill); s itself without a mask.
+std::vector<reading> mask_readings(instruction_ref s) {
+    const auto& in = s->inputs();
+    if (s->outputs().size() == 1 && s->name() == "add") return {{in[0], {.mask = in[1]}}, {in[1], {.mask = in[0]}}};
+    if (s->outputs().size() == 1 && s->name() == "where") {
+        if (removes_key(in[2])) return {{in[1], {.mask = in[0]}}};
+        if (removes_key(in[1])) return {{in[2], {.mask = in[0], .drop = true}}};
+    }
+    return {{s, {}}};
+}
+
+// Reads scale * (q @ kT) with a mask as mask_readings allows; nullopt when `s` is not of that form.
+std::optional<scores> read_scores(instruction_ref s) {
+    for (auto [body, out] : mask_readings(s)) {
+        if (out.mask) out.inner.push_back(s);
+        auto d = peel_scale(body, out.scale, out.inner);
+        if (d->name() != "dot" || d->outputs().size() != 1 || s->get_shape().lens() != d->get_shape().lens()) continue;
+        out.inner.push_back(d);
+        out.q = peel_scale(d->inputs()[0], out.scale, out.inner);
+        out.kt = peel_scale(d->inputs()[1], out.scale, out.inner);
+        return out;
+    }
+    return std::nullopt;
+}
+
+// q [..., Sq, D], kT [..., D, Skv], v [..., Skv, Dv] of rank 3 or 4 with equal batch dims.
+bool shapes_map(const shape& q, const shape& kt, const shape& v) {
+    if (q.dynamic() || kt.dynamic() || v.dynamic() || !is_float(q.type())) return false;
+    std::size_t n = q.ndim();
+    if ((n != 3 && n != 4) || kt.ndim() != n || v.ndim() != n) return false;
+    for (std::size_t i = 0; i + 2 < n; ++i)
+        if (kt.lens()[i] != q.lens()[i] || v.lens()[i] != q.lens()[i]) return false;
+    return kt.lens()[n - 1] == v.lens()[n - 2];
+}
+
+instruction_ref lift(rewriter& r, instruction_ref x) {
+    return x->get_shape().ndim() == 4 ? x : r.add("unsqueeze", {x}, {{"axes", to_value(std::vector<std::int64_t>{0})}});
+}
+
+// softmax(scale * (q @ kT) [+ mask]) @ v -> attention[scale](q, k, v[, mask])
+rule attention() {
+    return {"attention", match::op("dot", match::op("softmax").bind("p").used_once(), match::any("v")),
+            [](rewriter& r, const bindings& b) {
+                auto p = b["p"], v = b["v"];
+                auto axis = p->get_operator().get<ops::softmax>().axis;
+                auto sc = read_scores(p->inputs().front());
+                if ((axis != -1 && axis != static_cast<std::int64_t>(p->get_shape().ndim()) - 1) || !sc) return false;
+                if (!shapes_map(sc->q->get_shape(), sc->kt->get_shape(), v->get_shape())) return false;
+                // An added mask has the scores' type by the add's own rules; a where's condition is bool.
+                if (sc->mask && (*sc->mask)->get_shape().dynamic()) return false;
+                sc->inner.push_back(p);
+                if (!used_only_within(sc->inner, r.root())) return false;
+                std::vector<instruction_ref> args{lift(r, sc->q), lift(r, untranspose(r, sc->kt)), lift(r, v)};
+                if (sc->mask) args.push_back(sc->drop ? r.add("logical_not", {*sc->mask}) : *sc->mask);
+                auto att = r.add("attention", args, {{"scale", static_cast<float>(sc->scale)}});
+                if (v->get_shape().ndim() == 3)
+                    att = r.add("squeeze", {att}, {{"axes", to_value(std::vector<std::int64_t>{0})}});
+                r.replace(att);
+                return true;
+            }};
+}
+
+}  // namespace
+
+std::vector<rule> attention_rules() { return {attention()}; }
+
+}  // namespace kiln
