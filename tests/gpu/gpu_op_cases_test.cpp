@@ -1,6 +1,6 @@
 // The differential harness: every op case of tests/ops/cases on the gpu target against ref,
 // compiled in fp32, fp16 and bf16, on fresh random float inputs (the seed is printed; KILN_SEED
-// repeats a run), with tolerances by dtype and precision (runtime/compare.hpp). A case whose op
+// repeats a run), with tolerances by dtype and precision (tools/compare.hpp). A case whose op
 // has no GPU implementation is skipped and counted; the summary lists those ops.
 #include <gtest/gtest.h>
 
