@@ -329,11 +329,11 @@ TEST(cpp_wrapper, runs_and_throws_with_status) {
     EXPECT_EQ(p.input_shape(0).lens(), (std::vector<size_t>{2, 4}));
     EXPECT_EQ(p.input_shape(0).str(), "float_type, {2, 4}, {4, 1}");
     try {
-        p.compile("gpu");
+        p.compile("tpu");
         FAIL() << "compiling for an unbuilt target should throw";
     } catch (const kc::c_error& e) {
         EXPECT_EQ(e.status(), KILN_STATUS_UNKNOWN_TARGET);
-        EXPECT_NE(std::string(e.what()).find("target 'gpu' is not built"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("target 'tpu' is not built"), std::string::npos) << e.what();
     }
     p.compile("ref");
     EXPECT_EQ(p.target(), "ref");
