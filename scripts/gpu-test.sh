@@ -17,8 +17,11 @@ pack)
     mkdir -p "$dir/bin" "$dir/lib" "$dir/tests/ops"
     cp "$root/build/tests/kiln_gpu_tests" "$root/build/kiln" "$dir/bin/"
     cp "$root/build/libkiln.so" "$root/build/libkiln_onnx.so" "$dir/lib/"
-    # The ONNX frontend's protobuf libraries (Debian's), which the GPU machine lacks.
-    for l in $(ldd "$root/build/libkiln_onnx.so" | awk '/onnx|protobuf|absl/ {print $3}'); do cp -L "$l" "$dir/lib/"; done
+    # The ONNX frontend's protobuf libraries (Debian's) and oneDNN (the cpu target's, from .venv),
+    # which the GPU machine lacks.
+    for l in $(ldd "$root/build/libkiln_onnx.so" "$root/build/libkiln.so" | awk '/onnx|protobuf|absl|dnnl/ {print $3}' | sort -u); do
+        cp -L "$l" "$dir/lib/"
+    done
     strip --strip-debug "$dir"/bin/* "$dir"/lib/*
     cp -r "$root/tests/ops/cases" "$dir/tests/ops/"
     cp "$0" "$dir/"
