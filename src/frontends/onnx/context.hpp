@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,10 @@ const op_mapping* find_onnx_op(const std::string& domain, const std::string& op_
 // A node whose mapping needs run-time values: one `onnx_node` instruction that runs the mapping
 // when the values are known (the ref target evaluates it; compiled targets reject it).
 std::vector<instruction_ref> defer_node(const node_info& n, context& ctx, const std::vector<instruction_ref>& inputs);
+// Output k's type (dtype, rank, unknown dims) of a deferred node whose model declares none, for
+// the ops where the inputs' types and static lengths give it; none otherwise (deferred_types.cpp).
+std::optional<shape> inferred_output_type(const node_info& n, const std::vector<instruction_ref>& inputs,
+                                          std::size_t k);
 
 // A node's name, or "<OpType>_<index>" when it has none.
 std::string node_name(const onnx::NodeProto& n, std::size_t index);

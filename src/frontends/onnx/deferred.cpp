@@ -1,8 +1,9 @@
 // Nodes whose mapping needs values known only at run time (a Reshape whose shape is a graph
 // input, a TopK whose K is computed, ...) become one `onnx_node` instruction. Its compute runs
 // the node's ordinary mapping on the actual input values, so every mapping works unchanged. The
-// output types come from the model's declared value info; the ref target evaluates it, and
-// compiled targets reject it with the node's name.
+// output types come from the model's declared value info, else from the inputs where the op
+// allows (deferred_types.cpp); the ref target evaluates it, and compiled targets reject it with
+// the node's name.
 #include <onnx/onnx_pb.h>
 
 #include "core/eval.hpp"
@@ -96,10 +97,11 @@ std::vector<instruction_ref> defer_node(const node_info& n, context& ctx, const 
         const std::string& name = n.proto().output(i);
         if (name.empty()) continue;
         const auto* vi = find_declared(&ctx, name);
-        if (!vi)
+        auto inferred = vi ? std::nullopt : inferred_output_type(n, inputs, static_cast<std::size_t>(i));
+        if (!vi && !inferred)
             fail("output '", name, "' depends on values known only at run time, and the model does not declare ",
                  "its type (add value_info, or make the inputs that decide its shape constant)");
-        outs.push_back(to_value(declared_shape(*vi)));
+        outs.push_back(to_value(vi ? declared_shape(*vi) : *inferred));
         positions.push_back(i);
     }
     attrs.set("outputs", value(outs));

@@ -1,0 +1,62 @@
+// A node deferred to run time whose output the model does not declare takes its dtype and rank
+// from its inputs where the op allows (deferred_types.cpp), and still runs; for other ops parsing
+// fails naming the output.
+#include <cmath>
+
+#include "core/eval.hpp"
+#include "onnx_test_util.hpp"
+
+namespace kiln::onnx_test {
+namespace {
+
+constexpr int onnx_int64 = onnx::TensorProto::INT64;
+
+// Y = Sqrt(ReduceSum(X, axes, keepdims=0)), axes a graph input; R is undeclared.
+onnx::ModelProto reduce_model() {
+    auto m = make_model(18);
+    add_input(m, "X", {2, 3, 4});
+    add_input(m, "axes", {1}, onnx_int64);
+    add_output(m, "Y", {"?", "?"});
+    auto* n = add_node(m, "ReduceSum", "sum", {"X", "axes"}, {"R"});
+    auto* a = n->add_attribute();
+    a->set_name("keepdims");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(0);
+    add_node(m, "Sqrt", "root", {"R"}, {"Y"});
+    return m;
+}
+
+TEST(onnx_deferred_types, reduce_with_runtime_axes_gets_its_type_from_its_inputs) {
+    auto p = parse(reduce_model());
+    std::vector<double> x(24);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = double(i) * 0.5;
+    param_map in{{"X", literal(shape(dtype::float32, {2, 3, 4}), x).get_argument()},
+                 {"axes", literal(shape(dtype::int64, std::vector<std::size_t>{1}), std::vector<double>{1}).get_argument()}};
+    auto out = evaluate(p, in);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].get_shape().lens(), (std::vector<std::size_t>{2, 4}));
+    auto y = to_doubles(out[0]);
+    for (std::size_t b = 0; b < 2; ++b)
+        for (std::size_t k = 0; k < 4; ++k) {
+            double s = 0;
+            for (std::size_t j = 0; j < 3; ++j) s += x[b * 12 + j * 4 + k];
+            EXPECT_NEAR(y[b * 4 + k], std::sqrt(s), 1e-5);
+        }
+}
+
+// OneHot with a run-time depth is not among the ops whose type follows from their inputs.
+TEST(onnx_deferred_types, other_ops_still_need_a_declared_type) {
+    auto m = make_model(11);
+    add_input(m, "I", {3}, onnx_int64);
+    add_input(m, "depth", {}, onnx_int64);
+    add_input(m, "values", {2});
+    add_output(m, "Y", {"?", "?"});
+    add_node(m, "OneHot", "hot", {"I", "depth", "values"}, {"H"});
+    add_node(m, "Sqrt", "root", {"H"}, {"Y"});
+    auto msg = error_of([&] { parse(m); });
+    expect_has(msg, {"node 'hot' (OneHot", "output 'H' depends on values known only at run time",
+                     "does not declare its type"});
+}
+
+}  // namespace
+}  // namespace kiln::onnx_test
