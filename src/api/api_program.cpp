@@ -96,7 +96,7 @@ std::unique_ptr<api_program> load(const std::string& path) {
 }
 
 void compile(api_program& p, const std::string& target_name, const compile_options& opts) {
-    auto t = at_stage(stage::target, [&] { return make_target(target_name); });
+    auto t = at_stage(stage::target, [&] { return make_target(target_name.empty() ? default_target() : target_name); });
     if (p.compiled())
         throw stage_error(stage::compile, cat("the program is already compiled for '", p.target_name(),
                                               "'; parse or load it again to compile for '", target_name, "'"));

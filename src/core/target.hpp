@@ -1,5 +1,5 @@
 // A target compiles programs for one kind of device into executables. Targets are peers behind
-// this interface: ref (the oracle), and later cpu and gpu.
+// this interface: ref (the oracle), cpu and gpu.
 //
 //   program --target::compile--> lowering passes --target::load--> executable --run--> outputs
 //
@@ -78,8 +78,11 @@ public:
                                         const pass_options& popts = {}) const;
 };
 
-// "ref" (and later "cpu", "gpu"); an unknown or unbuilt target is an error naming the built ones.
+// "ref", "cpu", "gpu"; an unknown or unbuilt target is an error naming the built ones.
 std::unique_ptr<target> make_target(std::string_view name);
+// The target used when none is named: "gpu" where it is built and finds a device, else "cpu"
+// where built, else "ref". ref stays the oracle (verify compares against it).
+std::string default_target();
 std::vector<std::string> built_targets();
 void register_target(std::string name, std::unique_ptr<target> (*factory)());
 

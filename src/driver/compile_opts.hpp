@@ -14,7 +14,7 @@
 namespace kiln::driver {
 
 struct compile_settings {
-    std::string target = "ref";
+    std::string target;                 // the flag given, else default_target()
     compile_options options;
     std::vector<std::string> ignored;   // options the target has no use for, with why
     bool time_passes = false;           // --time-passes: the report lists every pass's time

@@ -3,7 +3,7 @@
 // becomes one C++ function, a single pass over memory: the innermost dim vectorised (strides are
 // compile-time constants, broadcast inputs stride 0), the outer ones split over the OpenMP pool
 // for large tensors. All regions of an executable go into one source file compiled once with the
-// system compiler (-O3 -march=native: AVX2/AVX-512 as this CPU has them) into a shared library,
+// system compiler (-O3, AVX2 or AVX-512 as this CPU has them) into a shared library,
 // cached on disk by a hash of the source and flags, so a second compile is a cache hit.
 #include <dlfcn.h>
 #include <unistd.h>
@@ -152,10 +152,28 @@ void pointwise_library::run(std::size_t index, std::span<const argument> args, c
     r.call(r.pointers.data(), out.data());
 }
 
+namespace {
+// The instruction set the generated code may use, from the features this process sees when it
+// runs (so a run under valgrind, whose CPU has no AVX-512, gets AVX2 code); the flags are part of
+// the cache key.
+std::string isa_flags() {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        return "-march=x86-64-v4 -mtune=native";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "-march=x86-64-v3 -mtune=native";
+    return "-mtune=native";
+#else
+    return "-mcpu=native";
+#endif
+}
+}  // namespace
+
 // Compiles every region added into one library (or finds it in the cache) and binds them.
 bool pointwise_library::build() {
     if (regions_.empty()) return false;
-    std::string flags = "-std=c++17 -O3 -march=native -fopenmp -shared -fPIC";
+    std::string flags = "-std=c++17 -O3 " + isa_flags() + " -fopenmp -shared -fPIC";
     std::string src = std::string(scalar_helpers_source) + "\n" + source_;
     std::size_t h = std::hash<std::string>{}(src + flags);
     const char* home = std::getenv("HOME");
