@@ -166,6 +166,7 @@ compiled_program compile_with_report(program p, const target& t, const compile_s
     r.cache_hits = st.cache_hits;
     r.memory = st.memory;
     r.placement = st.placement;
+    r.notes = st.notes;
     return c;
 }
 
@@ -197,6 +198,7 @@ std::string format_compile_report(const compile_report& r, const compile_setting
     out += "\n  executable built in " + ms_text(r.load_ms) + "; kernels compiled: " + std::to_string(r.kernels) +
            " (cache hits " + std::to_string(r.cache_hits) + ")";
     for (const auto& p : r.placement) out += "\n  runs on " + p;
+    for (const auto& n : r.notes) out += "\n  " + n;
     for (const auto& i : s.ignored) out += "\n  ignored: " + i;
     return out + "\n";
 }

@@ -41,6 +41,7 @@ struct compile_report {
     std::size_t instructions_before = 0, instructions_after = 0, launches = 0;
     std::string memory;
     std::vector<std::string> placement;   // where the target runs the instructions (executable_stats)
+    std::vector<std::string> notes;       // the target's other lines (executable_stats)
 };
 
 struct compiled_program {
