@@ -119,6 +119,34 @@ b = @param:b -> float_type, {8, 1, 1}
     EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
 }
 
+// ConvTranspose on oneDNN's deconvolution (weights [C_in, C_out / group, k...] read permuted),
+// with groups, strides, asymmetric pads and output_padding; rms_norm as generated code.
+TEST(cpu_target, deconvolution_on_onednn_and_rms_norm_generated) {
+    for (const char* attrs : {"padding={1, 0, 1, 1},stride={2, 2},dilation={1, 1},output_padding={1, 1},group=2",
+                              "padding={0, 0, 0, 0},stride={1, 1},dilation={2, 2},output_padding={},group=1"}) {
+        SCOPED_TRACE(attrs);
+        const std::string text = std::string(R"(module: "main"
+x = @param:x -> float_type, {1, 8, 7, 6}
+w = @param:w -> float_type, {8, 3, 3, 3}
+@0 = deconvolution[)") + attrs + R"(](x,w)
+@1 = @return(@0)
+)";
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "onednn: 1 instruction (deconvolution 1)")) << ::testing::PrintToString(placement);
+    }
+    const std::string rms = R"(module: "main"
+x = @param:x -> float_type, {3, 5, 64}
+s = @param:s -> float_type, {64}
+t = @param:t -> float_type, {5, 1}
+@0 = rms_norm[axis=-1,epsilon=1e-05](x,s)
+@1 = multibroadcast[out_lens={3, 5, 64}](t)
+@2 = rms_norm[axis=2,epsilon=0.001](x,@1)
+@3 = @return(@0,@2)
+)";
+    auto placement = check_against_ref(rms);
+    EXPECT_TRUE(placed(placement, "generated code: 2 instructions (rms_norm 2)")) << ::testing::PrintToString(placement);
+}
+
 // Separate executables of one program run at once from several threads.
 TEST(cpu_target, separate_executables_run_concurrently) {
     const std::string text = R"(module: "main"

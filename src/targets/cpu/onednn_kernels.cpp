@@ -312,6 +312,55 @@ host_kernel matmul_kernel(shape a, shape b, const contraction_region& r, cpu_con
     return wrap(k, *r.ins, ctx);
 }
 
+// ONNX ConvTranspose weights are [C_in, C_out / group, k...]; oneDNN's deconvolution reads
+// {C_out, C_in, k...} (grouped {G, C_out / G, C_in / G, k...}): the same memory with its dims
+// permuted, whatever its strides.
+memory::desc deconvolution_weights(const shape& w, std::int64_t group) {
+    const auto& l = w.lens();
+    const auto& s = w.strides();
+    auto g = static_cast<memory::dim>(group);
+    auto in_g = static_cast<memory::dim>(l[0]) / g;
+    dims d, st;
+    if (group > 1) d = {g, static_cast<memory::dim>(l[1]), in_g}, st = {in_g * static_cast<memory::dim>(s[0]),
+                                                                     static_cast<memory::dim>(s[1]),
+                                                                     static_cast<memory::dim>(s[0])};
+    else d = {static_cast<memory::dim>(l[1]), in_g}, st = {static_cast<memory::dim>(s[1]), static_cast<memory::dim>(s[0])};
+    for (std::size_t i = 2; i < l.size(); ++i) d.push_back(static_cast<memory::dim>(l[i])), st.push_back(static_cast<memory::dim>(s[i]));
+    return memory::desc(d, *dnnl_type(w.type()), st);
+}
+
+host_kernel deconvolution_kernel(const ops::deconvolution& op, const instruction& ins, cpu_context& ctx) {
+    const shape& xs = ins.inputs()[0]->get_shape();
+    const shape& ws = ins.inputs()[1]->get_shape();
+    const shape& ys = ins.get_shape();
+    std::size_t nd = xs.ndim() - 2;
+    auto win = ops::window::make(nd, op.padding, op.stride, op.dilation);
+    dims stride = to_dims(win.stride), dil, pl = to_dims(win.pad_begin), pr;
+    for (std::size_t d = 0; d < nd; ++d) {
+        dil.push_back(static_cast<memory::dim>(win.dilation[d]) - 1);
+        // The end padding that gives kiln's output length (output_padding makes it shorter).
+        auto full = (static_cast<memory::dim>(xs.lens()[d + 2]) - 1) * stride[d] +
+                    static_cast<memory::dim>(win.extent(d, ws.lens()[d + 2]));
+        pr.push_back(full - pl[d] - static_cast<memory::dim>(ys.lens()[d + 2]));
+    }
+    auto t = *dnnl_type(xs.type());
+    auto any = memory::format_tag::any;
+    memory::desc w_from = deconvolution_weights(ws, op.group);
+    memory::desc x_any(plain_desc(xs).get_dims(), t, any), w_any(w_from.get_dims(), t, any),
+        y_any(plain_desc(ys).get_dims(), t, any);
+    dnnl::deconvolution_forward::primitive_desc pd(ctx.dnnl->engine, dnnl::prop_kind::forward_inference,
+                                                   dnnl::algorithm::deconvolution_direct, x_any, w_any, y_any, stride,
+                                                   dil, pl, pr);
+    auto k = std::make_shared<onednn_kernel>(ctx, ins);
+    const argument* w_const = ins.inputs()[1]->is_literal() ? &ins.inputs()[1]->get_literal().get_argument() : nullptr;
+    const argument* x_const = ins.inputs()[0]->is_literal() ? &ins.inputs()[0]->get_literal().get_argument() : nullptr;
+    k->input(DNNL_ARG_SRC, 0, plain_desc(xs), pd.src_desc(), x_const);
+    k->input(DNNL_ARG_WEIGHTS, 1, w_from, pd.weights_desc(), w_const);
+    k->output(plain_desc(ys), pd.dst_desc());
+    k->set_primitive(dnnl::deconvolution_forward(pd), pd);
+    return wrap(k, ins, ctx);
+}
+
 host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_context& ctx) {
     const shape& xs = ins.inputs()[0]->get_shape();
     const shape& ys = ins.get_shape();
@@ -376,6 +425,8 @@ cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx) {
     try {
         if (auto k = make_onednn_transformer_kernel(ins, ctx)) return {std::move(k), "onednn"};
         if (const auto* pool = ins.get_operator().get_if<ops::pooling>()) return {pooling_kernel(*pool, ins, ctx), "onednn"};
+        if (const auto* dc = ins.get_operator().get_if<ops::deconvolution>())
+            return {deconvolution_kernel(*dc, ins, ctx), "onednn"};
         auto region = find_contraction_region(ins);
         if (!region) return {};
         if (auto k = contraction_kernel(*region, ctx)) return {std::move(k), "onednn"};
