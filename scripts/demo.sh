@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the demo on the ref target:
+# Sets up, builds and runs the demo on the default target (cpu on a machine without a GPU):
 #  1. an MNIST-shaped MLP written in kiln's text IR (random weights), printing its IR and outputs;
 #  2. resnet18 exported to ONNX by PyTorch (random weights, calibrated batch norm), optimised by
 #     the generic passes (-O: folding, simplification, fusion; the report shows instructions,

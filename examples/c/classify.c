@@ -1,4 +1,4 @@
-/* Loads an ONNX classifier with kiln's C API, runs it on the ref target with a fixed input and
+/* Loads an ONNX classifier with kiln's C API, runs it on the default target (cpu without a GPU) with a fixed input and
  * prints the top-5 classes of its first output.
  * Usage: kiln_classify MODEL.onnx [DIM=N ...]   (DIM=N sizes a symbolic dim, e.g. batch=1) */
 #include <kiln/kiln.h>
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
         CHECK(kiln_onnx_options_set_dim_param(opts, argv[i], strtoul(eq + 1, NULL, 10), strtoul(eq + 1, NULL, 10)));
     }
     CHECK(kiln_parse_onnx_file(&prog, argv[1], opts));
-    CHECK(kiln_program_compile(prog, "ref", NULL));
+    CHECK(kiln_program_compile(prog, NULL, NULL));   /* the default target: cpu without a GPU */
     CHECK(kiln_program_input_count(prog, &n_in));
     CHECK(kiln_program_output_count(prog, &n_out));
     if (n_in != 1 || n_out < 1) {

@@ -57,7 +57,7 @@ KILN_API const char* kiln_last_error_message(void);
 KILN_API const char* kiln_status_string(kiln_status s);
 /* kiln's printed name of a type: "float_type", "half_type", ... (NULL for an invalid value) */
 KILN_API const char* kiln_dtype_name(kiln_dtype t);
-/* Targets built into this kiln, comma separated: "ref". */
+/* Targets built into this kiln, comma separated: "cpu,gpu,ref". */
 KILN_API const char* kiln_built_targets(void);
 
 /* ONNX options: the sizes of inputs and symbolic dims (see the kiln driver's --input-dim,
@@ -114,7 +114,8 @@ KILN_API kiln_status kiln_parse_onnx_buffer(kiln_program_t* out, const void* dat
                                             kiln_onnx_options_t options);
 KILN_API kiln_status kiln_program_destroy(kiln_program_t p);
 
-/* Compiles for "ref" (or "cpu", "gpu" where built); `options` may be NULL. A program compiles once. */
+/* Compiles for "ref", "cpu" or "gpu" (where built); NULL or "" picks the default target (gpu where a
+ * GPU is found, else cpu); `options` may be NULL. A program compiles once. */
 KILN_API kiln_status kiln_program_compile(kiln_program_t p, const char* target, kiln_compile_options_t options);
 /* The target the program is compiled for ("" before compile). */
 KILN_API kiln_status kiln_program_target(kiln_program_t p, const char** out);

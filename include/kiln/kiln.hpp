@@ -6,7 +6,7 @@
 //   kc::onnx_options opts;
 //   opts.set_dim_param("batch", 1);
 //   kc::program p = kc::program::parse_onnx_file("model.onnx", opts);
-//   p.compile("ref");
+//   p.compile();   // the default target: gpu where a GPU is found, else cpu
 //   std::vector<float> in(p.input_shape(0).elements()), out(p.output_shape(0).elements());
 //   p.run({{p.input_name(0), kc::argument(p.input_shape(0), in.data())}},
 //         {kc::argument(p.output_shape(0), out.data())});
@@ -201,7 +201,8 @@ public:
 
     kiln_program_t get() const { return h_.get(); }
     void save(const std::string& path) const { check(kiln_program_save(get(), path.c_str())); }
-    void compile(const std::string& target, const compile_options& o = {}) {
+    // "" : the default target (gpu where a GPU is found, else cpu).
+    void compile(const std::string& target = "", const compile_options& o = {}) {
         check(kiln_program_compile(get(), target.c_str(), o.get()));
     }
     std::string target() const {

@@ -2,13 +2,13 @@
 
     import numpy as np, kiln
     program = kiln.parse_onnx("model.onnx", dim_params={"batch": 1})
-    program.compile("ref")
+    program.compile()                   # the default target: gpu where a GPU is found, else cpu
     outputs = program.run({"x": np.ones((1, 3, 224, 224), np.float32)})
     print(outputs)
     program.save("model.kiln")          # kiln.load("model.kiln") runs it without compiling again
     print(program.perf_report())        # times per run, per instruction and by op
 
-    print(kiln.verify(kiln.parse_onnx("model.onnx"), target="ref"))   # against ref without passes
+    print(kiln.verify(kiln.parse_onnx("model.onnx")))   # default target against ref without passes
 
 Errors are kiln.Error subclasses (ParseError, TargetError, CompileError, InputError, RunError,
 FileError) carrying kiln's message, which names the node, input or option at fault.

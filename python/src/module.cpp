@@ -196,8 +196,9 @@ void bind_program(py::module_& m) {
                  py::gil_scoped_release unlocked;
                  api::compile(p, target, options_of(o));
              },
-             py::arg("target") = "ref", py::arg("options") = py::none(),
-             "Compiles for 'ref' (or 'cpu', 'gpu' where built); a program compiles once.")
+             py::arg("target") = "", py::arg("options") = py::none(),
+             "Compiles for 'ref', 'cpu' or 'gpu' (where built); '' picks the default target (gpu where a GPU is "
+             "found, else cpu). A program compiles once.")
         .def("run", &run, py::arg("inputs"),
              "Runs the compiled program on {name: array}; returns {output name: numpy array}.")
         .def("input_names", [](const api_program& p) { return p.input_names; }, "The inputs' names, in order.")
@@ -305,10 +306,10 @@ void bind_verify_report(py::module_& m) {
             py::gil_scoped_release unlocked;
             return api::verify(*p, in, target, options_of(o), tolerance_overrides{rms_tol, atol, rtol}, seed);
         },
-        py::arg("program").none(false), py::arg("inputs") = py::none(), py::arg("target") = "ref",
+        py::arg("program").none(false), py::arg("inputs") = py::none(), py::arg("target") = "",
         py::arg("rtol") = py::none(), py::arg("atol") = py::none(), py::arg("rms_tol") = py::none(),
         py::arg("options") = py::none(), py::arg("seed") = 0,
-        "Compiles a copy of the (uncompiled) program for the target and compares its outputs with the program run "
+        "Compiles a copy of the (uncompiled) program for the target ('': the default target) and compares its outputs with the program run "
         "on ref without optimisation, as `kiln verify` does: an output passes when its relative RMS error is at "
         "most rms_tol and every element is within atol + rtol * |ref|. Tolerances not given default by dtype and "
         "precision (1e-3 each for float32, 8e-2/4e-2/4e-2 for fp16/bf16, 0 for integers). Inputs not given are "

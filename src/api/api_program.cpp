@@ -79,7 +79,7 @@ void save(const api_program& p, const std::string& path) {
     info.options = p.options;
     info.output_names = p.output_names;
     at_stage(stage::io, [&] {
-        save_program(p.current(), info, path);
+        save_program(p.current(), info, path, {}, p.exe->saved_blobs());
         return 0;
     });
 }
@@ -88,7 +88,7 @@ std::unique_ptr<api_program> load(const std::string& path) {
     loaded_program l = at_stage(stage::io, [&] { return load_program(path); });
     auto t = at_stage(stage::target, [&] { return make_target(l.info.target); });
     auto r = wrap(std::move(l.prog), l.info.output_names);
-    r->exe = at_stage(stage::compile, [&] { return t->load(std::move(r->prog), l.info.options); });
+    r->exe = at_stage(stage::compile, [&] { return t->load_saved(std::move(r->prog), l.info.options, l.blobs); });
     r->target = t->name();
     r->device_arch = l.info.device_arch;
     r->options = l.info.options;
@@ -96,7 +96,7 @@ std::unique_ptr<api_program> load(const std::string& path) {
 }
 
 void compile(api_program& p, const std::string& target_name, const compile_options& opts) {
-    auto t = at_stage(stage::target, [&] { return make_target(target_name); });
+    auto t = at_stage(stage::target, [&] { return make_target(target_name.empty() ? default_target() : target_name); });
     if (p.compiled())
         throw stage_error(stage::compile, cat("the program is already compiled for '", p.target_name(),
                                               "'; parse or load it again to compile for '", target_name, "'"));

@@ -157,7 +157,7 @@ kiln_status kiln_program_destroy(kiln_program_t p) {
 
 kiln_status kiln_program_compile(kiln_program_t p, const char* target, kiln_compile_options_t options) {
     return guard([&] {
-        kiln::api::compile(*need(p, "program").p, need_str(target, "target"),
+        kiln::api::compile(*need(p, "program").p, target ? target : "",
                            options ? options->o : kiln::compile_options{});
     });
 }

@@ -55,7 +55,7 @@ std::string verify_report::to_string() const {
 
 verify_report verify(const api_program& p, param_map inputs, const std::string& target_name,
                      const compile_options& opts, const tolerance_overrides& tol, std::uint64_t seed) {
-    auto t = at_stage(stage::target, [&] { return make_target(target_name); });
+    auto t = at_stage(stage::target, [&] { return make_target(target_name.empty() ? default_target() : target_name); });
     if (p.compiled())
         throw stage_error(stage::compile, cat("verify takes the program as parsed, but it is compiled for '",
                                               p.target_name(), "'; parse or load it again"));

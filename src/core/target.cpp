@@ -1,5 +1,6 @@
 #include "core/target.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "core/error.hpp"
@@ -29,6 +30,19 @@ std::unique_ptr<target> make_target(std::string_view name) {
         fail("target '", name, "' is not built into this kiln (built targets: ", built, ")");
     }
     return it->second();
+}
+
+std::string default_target() {
+    auto built = built_targets();
+    auto has = [&](const char* n) { return std::find(built.begin(), built.end(), n) != built.end(); };
+    if (has("gpu")) {
+        try {
+            make_target("gpu");   // its constructor finds the device, or throws saying why there is none
+            return "gpu";
+        } catch (const std::exception&) {
+        }
+    }
+    return has("cpu") ? "cpu" : "ref";
 }
 
 void lower(program& p, const target& t, const compile_options& opts, const pass_options& popts) {

@@ -1,5 +1,5 @@
 // A target compiles programs for one kind of device into executables. Targets are peers behind
-// this interface: ref (the oracle), and later cpu and gpu.
+// this interface: ref (the oracle), cpu and gpu.
 //
 //   program --target::compile--> lowering passes --target::load--> executable --run--> outputs
 //
@@ -30,6 +30,14 @@ struct compile_options {
     std::size_t threads = 0;     // cpu: threads of its one pool (0: the machine's cores)
 };
 
+// Data a target derives from a program when it builds the executable, kept in saved programs so
+// that loading one skips that work (cpu: weights reordered into oneDNN's layouts). `bytes` is a
+// uint8 argument, owned or borrowed from a saved program's mapping.
+struct target_blob {
+    std::string name;
+    argument bytes;
+};
+
 // What building an executable did, for compile reports.
 struct executable_stats {
     std::size_t kernels = 0, cache_hits = 0;   // kernels compiled, and how many came from the cache
@@ -39,6 +47,7 @@ struct executable_stats {
     // Where the instructions run, one line each ("onednn: 20 instructions (convolution 17, ...)");
     // a target names what runs on reference computes so that nothing is hidden.
     std::vector<std::string> placement;
+    std::vector<std::string> notes;   // more lines for the report ("weights: 21 reordered ...")
 };
 
 class executable {
@@ -56,6 +65,8 @@ public:
     // the call) and its time, where the target can (perf's per-instruction report, verify's
     // intermediate values); otherwise it runs without observing.
     virtual std::vector<argument> run_observed(const param_map& inputs, const instruction_observer& observe) = 0;
+    // What a saved program keeps of this executable besides the program (none by default).
+    virtual std::vector<target_blob> saved_blobs() const { return {}; }
 };
 
 class target {
@@ -73,13 +84,23 @@ public:
     // Builds the executable of a program this target's passes lowered already (a saved program
     // loads straight into one this way).
     virtual std::unique_ptr<executable> load(program lowered, const compile_options& opts) const = 0;
+    // Builds the executable of a saved program with the blobs its executable kept (saved_blobs);
+    // a blob that does not fit (another CPU's layout) is derived again.
+    virtual std::unique_ptr<executable> load_saved(program lowered, const compile_options& opts,
+                                                   std::vector<target_blob> blobs) const {
+        (void)blobs;
+        return load(std::move(lowered), opts);
+    }
     // Lowers (runs passes(opts)) and builds the executable.
     std::unique_ptr<executable> compile(program p, const compile_options& opts = {},
                                         const pass_options& popts = {}) const;
 };
 
-// "ref" (and later "cpu", "gpu"); an unknown or unbuilt target is an error naming the built ones.
+// "ref", "cpu", "gpu"; an unknown or unbuilt target is an error naming the built ones.
 std::unique_ptr<target> make_target(std::string_view name);
+// The target used when none is named: "gpu" where it is built and finds a device, else "cpu"
+// where built, else "ref". ref stays the oracle (verify compares against it).
+std::string default_target();
 std::vector<std::string> built_targets();
 void register_target(std::string name, std::unique_ptr<target> (*factory)());
 

@@ -39,7 +39,9 @@ option_spec target_option(const std::string& name) {
     auto built = built_targets();
     bool is_built = std::find(built.begin(), built.end(), name) != built.end();
     std::string help = "compile for and run on the " + name + " target";
-    if (name == "ref") help += " (the default)";
+    if (name == "ref") help += " (the oracle verify compares against)";
+    if (name == "cpu") help += " (the default where no GPU is found)";
+    if (name == "gpu") help += " (the default where it finds a GPU)";
     if (!is_built) help += " (not built into this kiln)";
     return {{"--" + name}, option_spec::flag, "", help};
 }
@@ -100,7 +102,7 @@ std::vector<option_spec> compile_option_specs() {
 compile_settings read_compile_settings(const parsed_args& args) {
     compile_settings s;
     std::string t = chosen_target(args);
-    s.target = t.empty() ? "ref" : t;
+    s.target = t.empty() ? default_target() : t;
     for (const char* q : {"--int8", "--fp8"})
         if (args.has(q))
             fail(q, ": ", std::string(q).substr(2), " quantization is not implemented in kiln yet (--fp16 and --bf16 are)");
@@ -164,6 +166,7 @@ compiled_program compile_with_report(program p, const target& t, const compile_s
     r.cache_hits = st.cache_hits;
     r.memory = st.memory;
     r.placement = st.placement;
+    r.notes = st.notes;
     return c;
 }
 
@@ -195,6 +198,7 @@ std::string format_compile_report(const compile_report& r, const compile_setting
     out += "\n  executable built in " + ms_text(r.load_ms) + "; kernels compiled: " + std::to_string(r.kernels) +
            " (cache hits " + std::to_string(r.cache_hits) + ")";
     for (const auto& p : r.placement) out += "\n  runs on " + p;
+    for (const auto& n : r.notes) out += "\n  " + n;
     for (const auto& i : s.ignored) out += "\n  ignored: " + i;
     return out + "\n";
 }

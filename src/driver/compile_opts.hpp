@@ -14,7 +14,7 @@
 namespace kiln::driver {
 
 struct compile_settings {
-    std::string target = "ref";
+    std::string target;                 // the flag given, else default_target()
     compile_options options;
     std::vector<std::string> ignored;   // options the target has no use for, with why
     bool time_passes = false;           // --time-passes: the report lists every pass's time
@@ -41,6 +41,7 @@ struct compile_report {
     std::size_t instructions_before = 0, instructions_after = 0, launches = 0;
     std::string memory;
     std::vector<std::string> placement;   // where the target runs the instructions (executable_stats)
+    std::vector<std::string> notes;       // the target's other lines (executable_stats)
 };
 
 struct compiled_program {

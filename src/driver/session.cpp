@@ -67,9 +67,11 @@ std::string build_executable(session& s, bool quiet) {
         return format_compile_report(c.report, s.settings);
     }
     auto start = std::chrono::steady_clock::now();
-    s.exe = s.tgt->load(std::move(s.prog), s.settings.options);
+    s.exe = s.tgt->load_saved(std::move(s.prog), s.settings.options, s.file.saved->blobs);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return saved_summary(s.file) + "\n" + "  executable built in " + ms_text(ms) + "; " + s.exe->stats().memory + "\n";
+    std::string r = saved_summary(s.file) + "\n" + "  executable built in " + ms_text(ms) + "; " + s.exe->stats().memory + "\n";
+    for (const auto& n : s.exe->stats().notes) r += "  " + n + "\n";
+    return r;
 }
 
 param_map to_param_map(const std::vector<generated_input>& inputs) {

@@ -9,7 +9,8 @@
 //   then the sections, each at a multiple of 64 bytes; offsets count from the first multiple
 //   of 64 after the header. Kinds: "program" (the program as JSON, literals by payload index),
 //   "literal" (one literal's standard-layout bytes, payload index = order of these sections),
-//   "kernel" (a kernel binary, named).
+//   "kernel" (a kernel binary, named), "blob" (target data kept from the executable, named, e.g.
+//   the cpu target's reordered weights; mapped, not copied, when loaded).
 // Checksums are FNV-1a 64 over little-endian 64-bit words (the tail zero-padded): fast enough to
 // check every byte at load, and any change of one word changes the sum.
 #include "tools/saved_program.hpp"
@@ -129,7 +130,7 @@ std::string options_hash(const compile_options& o) {
 }
 
 void save_program(const program& p, const saved_program_info& info, const std::string& path,
-                  const std::vector<kernel_binary>& kernels) {
+                  const std::vector<kernel_binary>& kernels, const std::vector<target_blob>& blobs) {
     std::vector<const literal*> payloads;
     std::string ir = to_json(program_to_value(p, payloads));
     std::vector<section> sections{{"program", "", reinterpret_cast<const std::byte*>(ir.data()), ir.size()}};
@@ -137,6 +138,7 @@ void save_program(const program& p, const saved_program_info& info, const std::s
         sections.push_back({"literal", "", l->get_argument().data(), l->get_shape().bytes()});
     for (const auto& k : kernels)
         sections.push_back({"kernel", k.name, reinterpret_cast<const std::byte*>(k.code.data()), k.code.size()});
+    for (const auto& b : blobs) sections.push_back({"blob", b.name, b.bytes.data(), b.bytes.get_shape().bytes()});
     std::string header = header_json(info, sections);
 
     std::byte pre[preamble_bytes] = {};
@@ -292,6 +294,9 @@ loaded_program load_program(const std::string& path) {
                                                              reinterpret_cast<const std::uint8_t*>(s.data) + s.size}});
     }
     std::shared_ptr<void> owner = m.base;
+    for (const auto& s : sections)
+        if (s.kind == "blob")
+            r.blobs.push_back({s.name, argument(shape(dtype::uint8, std::vector<std::size_t>{s.size}), const_cast<std::byte*>(s.data), owner)});
     auto payload = [&](std::size_t i, const shape& s) {
         if (i >= literals.size()) fail("literal payload ", i, " is missing (", literals.size(), " literal sections)");
         if (literals[i]->size != s.bytes())

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "core/target.hpp"
 #include "core/value.hpp"
 
 namespace kiln {
@@ -15,10 +16,10 @@ class driver_cmd : public driver_fixture {
 protected:
     std::string small = data_dir + "small.kir";
     std::string path(const std::string& name) const { return (tmp / name).string(); }
-    // Runs kiln with the ref target's deliberately broken -O pass (docs/driver.md).
+    // Runs kiln on ref with its deliberately broken -O pass (docs/driver.md).
     result broken(const std::string& args, const char* replace = "mul:add") const {
         setenv("KILN_DEBUG_REPLACE_OP", replace, 1);
-        result r = kiln(args);
+        result r = kiln(args + " --ref");
         unsetenv("KILN_DEBUG_REPLACE_OP");
         return r;
     }
@@ -55,7 +56,7 @@ TEST_F(driver_cmd, help_lists_the_new_commands_and_options) {
 }
 
 TEST_F(driver_cmd, compiled_program_runs_without_recompiling) {
-    auto c = kiln("compile " + small + " -O -o " + path("s.kiln"));
+    auto c = kiln("compile " + small + " -O --ref -o " + path("s.kiln"));
     ASSERT_EQ(c.status, 0) << c.err;
     EXPECT_TRUE(has(c.out, "Compiled for ref (-O) in ")) << c.out;
     EXPECT_TRUE(has(c.out, "kernels compiled: 0 (cache hits 0)")) << c.out;
@@ -65,7 +66,7 @@ TEST_F(driver_cmd, compiled_program_runs_without_recompiling) {
     EXPECT_TRUE(has(saved.out, "Loaded " + path("s.kiln") + " in ")) << saved.out;
     EXPECT_TRUE(has(saved.out, "not compiled again")) << saved.out;
     EXPECT_FALSE(has(saved.out, "Compiled for")) << saved.out;
-    auto source = kiln("run " + small + " -O --seed 3");
+    auto source = kiln("run " + small + " -O --ref --seed 3");
     EXPECT_TRUE(has(source.out, "Compiled for ref (-O)")) << source.out;
     for (const char* o : {"#output_0", "#output_1"}) {
         EXPECT_FALSE(values_after(saved.out, o).empty()) << saved.out;
@@ -75,6 +76,27 @@ TEST_F(driver_cmd, compiled_program_runs_without_recompiling) {
     std::filesystem::copy_file(path("s.kiln"), path("s.bin"));
     EXPECT_EQ(kiln("run " + path("s.bin") + " --kiln --seed 3 --quiet").status, 0);
     EXPECT_EQ(kiln("params " + path("s.bin")).out, kiln("params " + small).out);
+}
+
+// Without a target flag the driver compiles for the default target: cpu on a machine without a GPU.
+TEST_F(driver_cmd, default_target_is_cpu_without_a_gpu) {
+    auto built = built_targets();
+    bool gpu_found = false;
+    if (std::find(built.begin(), built.end(), "gpu") != built.end()) {
+        try {
+            make_target("gpu");
+            gpu_found = true;
+        } catch (const std::exception&) {
+        }
+    }
+    EXPECT_EQ(default_target(), gpu_found ? "gpu" : "cpu");
+    auto r = kiln("run " + small + " -O --seed 3");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(has(r.out, "Compiled for " + default_target() + " (-O)")) << r.out;
+    auto v = kiln("verify " + small + " -O");
+    EXPECT_EQ(v.status, 0) << v.out << v.err;
+    EXPECT_TRUE(has(v.out, ": " + default_target() + " (-O) against ref (no passes)")) << v.out;
+    EXPECT_TRUE(has(kiln("run " + small + " --help").out, "the cpu target (the default where no GPU is found)"));
 }
 
 TEST_F(driver_cmd, pass_options_time_trace_and_disable) {
@@ -94,7 +116,7 @@ TEST_F(driver_cmd, pass_options_time_trace_and_disable) {
     ASSERT_EQ(off.status, 0) << off.err;
     EXPECT_FALSE(has(off.out, "pointwise")) << off.out;   // the program is on stdout
     EXPECT_TRUE(has(off.out, "relu(")) << off.out;
-    auto bad = kiln("compile " + small + " -O --disable-pass fuse_everything");
+    auto bad = kiln("compile " + small + " -O --ref --disable-pass fuse_everything");
     EXPECT_EQ(bad.status, 2);
     EXPECT_TRUE(has(bad.err, "--disable-pass fuse_everything: the ref pipeline has no such pass (its passes: "
                              "propagate_constant, "))
@@ -143,7 +165,7 @@ TEST_F(driver_cmd, perf_reports_instructions_summary_and_spread) {
                    l.back() == '%';
         });
         EXPECT_TRUE(fused_line) << r.out;
-        for (const char* part : {"Running performance report (5 iterations) on ref", "\nSummary:\n", "\nsoftmax: ",
+        for (const std::string& part : std::vector<std::string>{"Running performance report (5 iterations) on " + default_target(), "\nSummary:\n", "\nsoftmax: ",
                                  "Batch size: 1\n", "Rate: ", "/sec\n", "Total time: ", "(interquartile mean of 5 runs)",
                                  "Run time: mean ", ", min ", ", median ", ", p90 ", ", p99 ", ", max ",
                                  "Total instructions time: ", "Overhead time: "})
@@ -171,7 +193,7 @@ TEST_F(driver_cmd, perf_trace_is_valid_chrome_trace) {
 }
 
 TEST_F(driver_cmd, verify_passes_with_tolerances_shown) {
-    auto r = kiln("verify " + small + " -O");
+    auto r = kiln("verify " + small + " -O --ref");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(has(r.out, "Verifying " + small + ": ref (-O) against ref (no passes)")) << r.out;
     EXPECT_TRUE(has(r.out, "#output_0: PASS\n  RMS error 0 (rms_tol 0.001), 0 of 6 elements not close (atol 0.001, rtol 0.001)"))
@@ -199,7 +221,7 @@ TEST_F(driver_cmd, verify_fails_on_a_broken_kernel_and_bisect_finds_it) {
     EXPECT_TRUE(has(b.out, "compiled as:\n    @0 = pointwise(x,y), [pointwise0]")) << b.out;
     EXPECT_TRUE(has(b.err, "kiln: error: verify: @2 is the first instruction whose value differs from ref")) << b.err;
     // Without the broken pass there is nothing to find.
-    auto ok = kiln("verify " + small + " -O --bisect");
+    auto ok = kiln("verify " + small + " -O --ref --bisect");
     EXPECT_EQ(ok.status, 0);
     EXPECT_TRUE(has(ok.out, "PASS: every output matches ref, nothing to bisect")) << ok.out;
     auto bad = broken("verify " + small + " -O", "mul");
@@ -215,7 +237,7 @@ TEST_F(driver_cmd, reduce_writes_a_smaller_failing_program) {
     EXPECT_TRUE(has(text, "@2 = mul(@1,y)")) << text;
     EXPECT_FALSE(has(text, "softmax")) << text;
     EXPECT_EQ(broken("verify " + path("reduced.kir") + " -O").status, 1);
-    EXPECT_EQ(kiln("verify " + path("reduced.kir") + " -O").status, 0);
+    EXPECT_EQ(kiln("verify " + path("reduced.kir") + " -O --ref").status, 0);
     auto shown = broken("verify " + small + " -O --reduce");
     EXPECT_TRUE(has(shown.out, "still failing):\nmodule: \"main\"\n")) << shown.out;
     EXPECT_EQ(kiln("verify " + small + " -o x.kir").status, 2);
@@ -223,7 +245,7 @@ TEST_F(driver_cmd, reduce_writes_a_smaller_failing_program) {
 }
 
 TEST_F(driver_cmd, per_instruction_checks_each_alone) {
-    auto ok = kiln("verify " + small + " -O -i");
+    auto ok = kiln("verify " + small + " -O --ref -i");
     EXPECT_EQ(ok.status, 0) << ok.err;
     EXPECT_TRUE(has(ok.out, "@3 = relu(@2) -> float_type, {2, 3}, {3, 1}: PASS\n")) << ok.out;
     EXPECT_TRUE(has(ok.out, "PASS: 5 instructions match ref, each alone")) << ok.out;
@@ -243,10 +265,10 @@ TEST_F(driver_cmd, compile_flags_that_do_not_exist_yet_fail_clearly) {
     EXPECT_EQ(kiln("compile " + small + " --cpu -o " + path("x.kiln")).status, 0);
     EXPECT_EQ(kiln("compile " + small + " --fp16 --bf16").status, 2);
     EXPECT_EQ(kiln("compile " + small + " --gpu --ref").status, 2);
-    auto half = kiln("compile " + small + " -O --fp16 -o " + path("h.kiln"));
+    auto half = kiln("compile " + small + " -O --ref --fp16 -o " + path("h.kiln"));
     EXPECT_TRUE(has(half.out, "Compiled for ref (-O, fp16)")) << half.out;
     EXPECT_TRUE(has(kiln("run " + path("h.kiln")).out, "not compiled again"));
-    auto ignored = kiln("compile " + small + " --enable-offload-copy --disable-fast-math --exhaustive-tune -o " +
+    auto ignored = kiln("compile " + small + " --ref --enable-offload-copy --disable-fast-math --exhaustive-tune -o " +
                         path("i.kiln"));
     for (const char* i : {"ignored: --enable-offload-copy (ref runs in host memory)",
                           "ignored: --disable-fast-math", "ignored: --exhaustive-tune"})
@@ -254,7 +276,7 @@ TEST_F(driver_cmd, compile_flags_that_do_not_exist_yet_fail_clearly) {
 }
 
 TEST_F(driver_cmd, compile_to_stdout_keeps_stdout_a_program) {
-    auto r = kiln("compile " + small + " -O");
+    auto r = kiln("compile " + small + " -O --ref");
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.out.rfind("module: \"main\"\n", 0), 0u) << r.out;
     EXPECT_TRUE(has(r.err, "Compiled for ref (-O)")) << r.err;

@@ -10,6 +10,7 @@
 #include "core/random.hpp"
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
+#include "tools/saved_program.hpp"
 
 namespace kiln {
 namespace {
@@ -118,6 +119,34 @@ b = @param:b -> float_type, {8, 1, 1}
     EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
 }
 
+// ConvTranspose on oneDNN's deconvolution (weights [C_in, C_out / group, k...] read permuted),
+// with groups, strides, asymmetric pads and output_padding; rms_norm as generated code.
+TEST(cpu_target, deconvolution_on_onednn_and_rms_norm_generated) {
+    for (const char* attrs : {"padding={1, 0, 1, 1},stride={2, 2},dilation={1, 1},output_padding={1, 1},group=2",
+                              "padding={0, 0, 0, 0},stride={1, 1},dilation={2, 2},output_padding={},group=1"}) {
+        SCOPED_TRACE(attrs);
+        const std::string text = std::string(R"(module: "main"
+x = @param:x -> float_type, {1, 8, 7, 6}
+w = @param:w -> float_type, {8, 3, 3, 3}
+@0 = deconvolution[)") + attrs + R"(](x,w)
+@1 = @return(@0)
+)";
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "onednn: 1 instruction (deconvolution 1)")) << ::testing::PrintToString(placement);
+    }
+    const std::string rms = R"(module: "main"
+x = @param:x -> float_type, {3, 5, 64}
+s = @param:s -> float_type, {64}
+t = @param:t -> float_type, {5, 1}
+@0 = rms_norm[axis=-1,epsilon=1e-05](x,s)
+@1 = multibroadcast[out_lens={3, 5, 64}](t)
+@2 = rms_norm[axis=2,epsilon=0.001](x,@1)
+@3 = @return(@0,@2)
+)";
+    auto placement = check_against_ref(rms);
+    EXPECT_TRUE(placed(placement, "generated code: 2 instructions (rms_norm 2)")) << ::testing::PrintToString(placement);
+}
+
 // Separate executables of one program run at once from several threads.
 TEST(cpu_target, separate_executables_run_concurrently) {
     const std::string text = R"(module: "main"
@@ -146,6 +175,57 @@ w = @param:w -> float_type, {8, 8, 3, 3}
         });
     for (auto& th : threads) th.join();
     for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
+}
+
+// A literal of `n` values in [-1, 1] (seeded), in text IR.
+std::string literal_text(std::size_t n, unsigned seed) {
+    std::string s = "@literal{";
+    unsigned v = seed * 2654435761u + 1;
+    for (std::size_t i = 0; i < n; ++i) {
+        v = v * 1664525u + 1013904223u;
+        s += (i ? ", " : "") + std::to_string(static_cast<double>(v >> 8) / (1u << 23) - 1.0);
+    }
+    return s + "}";
+}
+
+// A saved program keeps the weights in the layouts the primitives chose: loading it reads them
+// as saved (no reorder) and computes the same; blobs that name another layout are reordered again.
+TEST(cpu_target, saved_programs_keep_reordered_weights) {
+    const std::string text = std::string(R"(module: "main"
+x = @param:x -> float_type, {1, 16, 10, 10}
+@0 = )") + literal_text(16 * 16 * 9, 1) + R"( -> float_type, {16, 16, 3, 3}
+@1 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,@0)
+@2 = relu(@1)
+@3 = reshape[dims={1, 1600}](@2)
+@4 = )" + literal_text(1600 * 32, 2) + R"( -> float_type, {1600, 32}
+@5 = dot(@3,@4)
+@6 = @return(@5)
+)";
+    param_map in;
+    in["x"] = random_argument(shape(dtype::float32, {1, 16, 10, 10}), 0, 0);
+    auto exe = make_target("cpu")->compile(parse_text(text));
+    EXPECT_EQ(exe->stats().notes, std::vector<std::string>{"weights in oneDNN layouts: 2 reordered now, 0 read as saved"});
+    auto want = exe->run(in)[0].copy();
+    auto ref = make_target("ref")->compile(parse_text(text), {.optimize = false})->run(in)[0].copy();
+    expect_close(want, ref);
+    auto blobs = exe->saved_blobs();
+    ASSERT_EQ(blobs.size(), 2u);
+    std::string path = ::testing::TempDir() + "cpu_saved_weights.kiln";
+    saved_program_info info;
+    info.target = "cpu";
+    save_program(exe->get_program(), info, path, {}, blobs);
+    loaded_program l = load_program(path);
+    ASSERT_EQ(l.blobs.size(), 2u);
+    auto again = make_target("cpu")->load_saved(std::move(l.prog), {}, l.blobs);
+    EXPECT_EQ(again->stats().notes, std::vector<std::string>{"weights in oneDNN layouts: 0 reordered now, 2 read as saved"});
+    auto got = again->run(in)[0];
+    ASSERT_EQ(got.get_shape().bytes(), want.get_shape().bytes());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.get_shape().bytes()), 0);
+    for (auto& b : l.blobs) b.name += "/another CPU's layout";
+    auto other = make_target("cpu")->load_saved(load_program(path).prog, {}, l.blobs);
+    EXPECT_EQ(other->stats().notes, std::vector<std::string>{"weights in oneDNN layouts: 2 reordered now, 0 read as saved"});
+    expect_close(other->run(in)[0], ref);
+    std::remove(path.c_str());
 }
 
 }  // namespace

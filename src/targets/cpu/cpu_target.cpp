@@ -41,8 +41,12 @@ std::string placement_line(const std::string& where, const std::map<std::string,
 
 class cpu_executable final : public executable {
 public:
-    cpu_executable(program p, const compile_options& opts) : prog_(std::move(p)), ctx_(thread_count(opts)) {
+    cpu_executable(program p, const compile_options& opts, std::vector<target_blob> saved)
+        : prog_(std::move(p)), ctx_(thread_count(opts)) {
         omp_set_num_threads(static_cast<int>(ctx_.threads));
+        for (auto& b : saved) ctx_.saved.emplace(std::move(b.name), std::move(b.bytes));
+        std::size_t pos = 0;
+        for (const auto& ins : prog_.main()) ctx_.position[&ins] = pos++;
         std::map<std::string, std::map<std::string, std::size_t>> placed;   // where -> op -> count
         kernel_factory factory = [&](const instruction& ins) {
             cpu_kernel k = make_cpu_kernel(ins, ctx_);
@@ -59,6 +63,16 @@ public:
         stats_.memory = exec_->memory_report();
         stats_.placement.push_back(std::to_string(ctx_.threads) + " thread" + (ctx_.threads == 1 ? "" : "s"));
         for (const auto& [where, ops] : placed) stats_.placement.push_back(placement_line(where, ops));
+        if (ctx_.reordered + ctx_.reused > 0)
+            stats_.notes.push_back("weights in oneDNN layouts: " + std::to_string(ctx_.reordered) + " reordered now, " +
+                                   std::to_string(ctx_.reused) + " read as saved");
+        ctx_.saved.clear();   // the blobs in use are in ctx_.packed
+    }
+    std::vector<target_blob> saved_blobs() const override {
+        std::vector<target_blob> r;
+        for (const auto& b : ctx_.packed)
+            if (!b.name.empty()) r.push_back(b);
+        return r;
     }
     const program& get_program() const override { return prog_; }
     const executable_stats& stats() const override { return stats_; }
@@ -96,7 +110,11 @@ public:
         return r;
     }
     std::unique_ptr<executable> load(program lowered, const compile_options& opts) const override {
-        return std::make_unique<cpu_executable>(std::move(lowered), opts);
+        return std::make_unique<cpu_executable>(std::move(lowered), opts, std::vector<target_blob>{});
+    }
+    std::unique_ptr<executable> load_saved(program lowered, const compile_options& opts,
+                                           std::vector<target_blob> blobs) const override {
+        return std::make_unique<cpu_executable>(std::move(lowered), opts, std::move(blobs));
     }
 };
 

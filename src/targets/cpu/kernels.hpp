@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/pass.hpp"
@@ -57,6 +58,12 @@ struct cpu_context {
     std::size_t threads;
     std::unique_ptr<onednn_state> dnnl;
     pointwise_library pointwise;
+    // Constant weights in the primitives' layouts: those a saved program kept, by name, and those
+    // of this executable, named by the instruction's position in main and the layout (saved_blobs).
+    std::unordered_map<std::string, argument> saved;
+    std::vector<target_blob> packed;
+    std::size_t reordered = 0, reused = 0;
+    std::unordered_map<const instruction*, std::size_t> position;
 };
 
 // Builds the instruction's kernel (primitives created and weights reordered now, once).

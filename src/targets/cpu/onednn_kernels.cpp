@@ -48,10 +48,58 @@ struct operand {
 
 }  // namespace
 
+namespace {
+
+// A name for a constant of `ins` in layout `d`: the instruction's position in main, the
+// primitive's argument and the blocked layout itself, so that a saved program made on a CPU whose
+// primitives chose another layout is not read as this one. None for opaque layouts.
+std::optional<std::string> packed_name(const cpu_context& ctx, const instruction& ins, int dnnl_arg,
+                                       const memory::desc& d) {
+    auto pos = ctx.position.find(&ins);
+    if (pos == ctx.position.end() || d.get_format_kind() != memory::format_kind::blocked) return std::nullopt;
+    std::string s = "cpu.weights/" + std::to_string(pos->second) + "/" + std::to_string(dnnl_arg) + "/" +
+                    std::to_string(static_cast<int>(d.get_data_type()));
+    auto list = [&](const char* tag, const dims& v) {
+        s += tag;
+        for (auto x : v) s += std::to_string(x) + ",";
+    };
+    list("/dims:", d.get_dims());
+    list("/strides:", d.get_strides());
+    list("/blocks:", d.get_inner_blks());
+    list("/idxs:", d.get_inner_idxs());
+    return s;
+}
+
+// The constant `from` in layout `want`: the saved program's copy when it kept one in this layout
+// (mapped, no reorder), else reordered now; kept for saving either way.
+memory packed_constant(cpu_context& ctx, const instruction& ins, int dnnl_arg, memory from,
+                       const memory::desc& want) {
+    auto& eng = ctx.dnnl->engine;
+    auto name = packed_name(ctx, ins, dnnl_arg, want);
+    if (name) {
+        auto it = ctx.saved.find(*name);
+        if (it != ctx.saved.end() && it->second.get_shape().bytes() == want.get_size()) {
+            ++ctx.reused;
+            ctx.packed.push_back({*name, it->second});
+            return memory(want, eng, it->second.data());
+        }
+    }
+    auto m = std::make_shared<memory>(want, eng);
+    dnnl::reorder(from, *m).execute(ctx.dnnl->stream, from, *m);
+    ctx.dnnl->stream.wait();
+    ++ctx.reordered;
+    argument bytes(shape(dtype::uint8, std::vector<std::size_t>{want.get_size()}),
+                   static_cast<std::byte*>(m->get_data_handle()), m);
+    ctx.packed.push_back({name.value_or(""), bytes});   // unnamed: kept alive, not saved
+    return *m;
+}
+
+}  // namespace
+
 // One primitive and the reorders around it (declared in onednn_util.hpp for onednn_state).
 class onednn_kernel {
 public:
-    onednn_kernel(cpu_context& ctx) : ctx_(ctx) {}
+    onednn_kernel(cpu_context& ctx, const instruction& ins) : ctx_(ctx), ins_(ins) {}
 
     // Adds an input: `from` is its kiln descriptor, `want` the primitive's. A constant is
     // reordered now; an argument each run, when the layouts differ.
@@ -63,15 +111,11 @@ public:
         o.user = memory(from, eng, constant ? static_cast<void*>(constant->data()) : nullptr);
         if (from == want) {
             o.inner = o.user;
+        } else if (constant) {
+            o.inner = o.user = packed_constant(ctx_, ins_, dnnl_arg, o.user, want);
         } else {
             o.inner = memory(want, eng);
             o.to_inner.emplace(o.user, o.inner);
-            if (constant) {
-                o.to_inner->execute(ctx_.dnnl->stream, o.user, o.inner);
-                ctx_.dnnl->stream.wait();
-                o.to_inner.reset();
-                o.user = o.inner;
-            }
         }
         exec_args_[dnnl_arg] = o.inner;
         inputs_.push_back(std::move(o));
@@ -154,6 +198,7 @@ public:
 
 private:
     cpu_context& ctx_;
+    const instruction& ins_;
     std::vector<operand> inputs_;
     memory out_user_, out_inner_, sum_user_;
     std::optional<dnnl::reorder> from_inner_, sum_copy_;
@@ -231,7 +276,7 @@ host_kernel convolution_kernel(const ops::convolution& op, const contraction_reg
         pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any, y_any,
                    stride, dil, pl, pr, attr);
     }
-    auto k = std::make_shared<onednn_kernel>(ctx);
+    auto k = std::make_shared<onednn_kernel>(ctx, *r.ins);
     k->input(DNNL_ARG_SRC, r.arg(0), plain_desc(xs), pd->src_desc(), r.constant(0));
     memory::desc w_from = op.group > 1 ? grouped_desc(ws, op.group) : plain_desc(ws);
     if (r.constant(1) == nullptr && !ws.standard()) return {};   // grouped view of strided weights
@@ -258,13 +303,62 @@ host_kernel matmul_kernel(shape a, shape b, const contraction_region& r, cpu_con
     auto attr = make_attr(r.epilogue, rank, binaries);
     auto& eng = ctx.dnnl->engine;
     dnnl::matmul::primitive_desc pd(eng, ad, b_want, plain_desc(ys), attr);
-    auto k = std::make_shared<onednn_kernel>(ctx);
+    auto k = std::make_shared<onednn_kernel>(ctx, *r.ins);
     k->input(DNNL_ARG_SRC, r.arg(0), ad, pd.src_desc(), r.constant(0));
     k->input(DNNL_ARG_WEIGHTS, r.arg(1), bd, pd.weights_desc(), r.constant(1));
     add_binaries(*k, r.epilogue, binaries);
     k->output(plain_desc(ys), pd.dst_desc(), r.epilogue.sum_arg, sum_desc(r));
     k->set_primitive(dnnl::matmul(pd), pd);
     return wrap(k, *r.ins, ctx);
+}
+
+// ONNX ConvTranspose weights are [C_in, C_out / group, k...]; oneDNN's deconvolution reads
+// {C_out, C_in, k...} (grouped {G, C_out / G, C_in / G, k...}): the same memory with its dims
+// permuted, whatever its strides.
+memory::desc deconvolution_weights(const shape& w, std::int64_t group) {
+    const auto& l = w.lens();
+    const auto& s = w.strides();
+    auto g = static_cast<memory::dim>(group);
+    auto in_g = static_cast<memory::dim>(l[0]) / g;
+    dims d, st;
+    if (group > 1) d = {g, static_cast<memory::dim>(l[1]), in_g}, st = {in_g * static_cast<memory::dim>(s[0]),
+                                                                     static_cast<memory::dim>(s[1]),
+                                                                     static_cast<memory::dim>(s[0])};
+    else d = {static_cast<memory::dim>(l[1]), in_g}, st = {static_cast<memory::dim>(s[1]), static_cast<memory::dim>(s[0])};
+    for (std::size_t i = 2; i < l.size(); ++i) d.push_back(static_cast<memory::dim>(l[i])), st.push_back(static_cast<memory::dim>(s[i]));
+    return memory::desc(d, *dnnl_type(w.type()), st);
+}
+
+host_kernel deconvolution_kernel(const ops::deconvolution& op, const instruction& ins, cpu_context& ctx) {
+    const shape& xs = ins.inputs()[0]->get_shape();
+    const shape& ws = ins.inputs()[1]->get_shape();
+    const shape& ys = ins.get_shape();
+    std::size_t nd = xs.ndim() - 2;
+    auto win = ops::window::make(nd, op.padding, op.stride, op.dilation);
+    dims stride = to_dims(win.stride), dil, pl = to_dims(win.pad_begin), pr;
+    for (std::size_t d = 0; d < nd; ++d) {
+        dil.push_back(static_cast<memory::dim>(win.dilation[d]) - 1);
+        // The end padding that gives kiln's output length (output_padding makes it shorter).
+        auto full = (static_cast<memory::dim>(xs.lens()[d + 2]) - 1) * stride[d] +
+                    static_cast<memory::dim>(win.extent(d, ws.lens()[d + 2]));
+        pr.push_back(full - pl[d] - static_cast<memory::dim>(ys.lens()[d + 2]));
+    }
+    auto t = *dnnl_type(xs.type());
+    auto any = memory::format_tag::any;
+    memory::desc w_from = deconvolution_weights(ws, op.group);
+    memory::desc x_any(plain_desc(xs).get_dims(), t, any), w_any(w_from.get_dims(), t, any),
+        y_any(plain_desc(ys).get_dims(), t, any);
+    dnnl::deconvolution_forward::primitive_desc pd(ctx.dnnl->engine, dnnl::prop_kind::forward_inference,
+                                                   dnnl::algorithm::deconvolution_direct, x_any, w_any, y_any, stride,
+                                                   dil, pl, pr);
+    auto k = std::make_shared<onednn_kernel>(ctx, ins);
+    const argument* w_const = ins.inputs()[1]->is_literal() ? &ins.inputs()[1]->get_literal().get_argument() : nullptr;
+    const argument* x_const = ins.inputs()[0]->is_literal() ? &ins.inputs()[0]->get_literal().get_argument() : nullptr;
+    k->input(DNNL_ARG_SRC, 0, plain_desc(xs), pd.src_desc(), x_const);
+    k->input(DNNL_ARG_WEIGHTS, 1, w_from, pd.weights_desc(), w_const);
+    k->output(plain_desc(ys), pd.dst_desc());
+    k->set_primitive(dnnl::deconvolution_forward(pd), pd);
+    return wrap(k, ins, ctx);
 }
 
 host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_context& ctx) {
@@ -296,7 +390,7 @@ host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_c
     auto& eng = ctx.dnnl->engine;
     dnnl::pooling_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference, alg, plain_desc(xs), plain_desc(ys),
                                              stride, kernel, dil, pl, pr);
-    auto k = std::make_shared<onednn_kernel>(ctx);
+    auto k = std::make_shared<onednn_kernel>(ctx, ins);
     k->input(DNNL_ARG_SRC, 0, plain_desc(xs), pd.src_desc(), nullptr);
     k->output(plain_desc(ys), pd.dst_desc());
     k->set_primitive(dnnl::pooling_forward(pd), pd);
@@ -331,6 +425,8 @@ cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx) {
     try {
         if (auto k = make_onednn_transformer_kernel(ins, ctx)) return {std::move(k), "onednn"};
         if (const auto* pool = ins.get_operator().get_if<ops::pooling>()) return {pooling_kernel(*pool, ins, ctx), "onednn"};
+        if (const auto* dc = ins.get_operator().get_if<ops::deconvolution>())
+            return {deconvolution_kernel(*dc, ins, ctx), "onednn"};
         auto region = find_contraction_region(ins);
         if (!region) return {};
         if (auto k = contraction_kernel(*region, ctx)) return {std::move(k), "onednn"};

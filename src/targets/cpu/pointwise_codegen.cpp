@@ -3,11 +3,12 @@
 // becomes one C++ function, a single pass over memory: the innermost dim vectorised (strides are
 // compile-time constants, broadcast inputs stride 0), the outer ones split over the OpenMP pool
 // for large tensors. All regions of an executable go into one source file compiled once with the
-// system compiler (-O3 -march=native: AVX2/AVX-512 as this CPU has them) into a shared library,
+// system compiler (-O3, AVX2 or AVX-512 as this CPU has them) into a shared library,
 // cached on disk by a hash of the source and flags, so a second compile is a cache hit.
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "ops/fused.hpp"
+#include "ops/normalization.hpp"
 #include "targets/cpu/kernels.hpp"
 #include "targets/cpu/scalar_helpers_source.hpp"
 
@@ -122,6 +124,59 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
     return src;
 }
 
+// rms_norm over dims axis..end of a standard float32 x: per row, one vectorised pass for the sum
+// of squares and one for x * inv * scale (the row in cache between them); rows split over the
+// pool for large tensors. The scale may broadcast over the rows (its offset computed per row) but
+// must be contiguous or constant along the row.
+std::string generate_rms_norm(const instruction& ins, const std::string& fn, std::vector<leaf>& leaves) {
+    const auto* op = ins.get_operator().get_if<ops::rms_norm>();
+    const shape& x = ins.inputs()[0]->get_shape();
+    const shape& sc = ins.inputs()[1]->get_shape();
+    if (!op || !x.standard() || x.type() != dtype::float32 || sc.type() != dtype::float32 || x.ndim() == 0)
+        return "";
+    const auto& out = x.lens();
+    auto axis = static_cast<std::size_t>(op->axis < 0 ? op->axis + static_cast<std::int64_t>(x.ndim()) : op->axis);
+    if (axis >= x.ndim()) return "";
+    auto st = strides_at(sc, out);
+    if (!st) return "";
+    std::size_t row = 1, rows = 1;
+    for (std::size_t d = axis; d < out.size(); ++d) row *= out[d];
+    for (std::size_t d = 0; d < axis; ++d) rows *= out[d];
+    bool contiguous = true, constant = true;
+    for (std::size_t d = out.size(), expect = 1; d-- > axis;) {
+        if ((*st)[d] != (out[d] == 1 ? (*st)[d] : expect)) contiguous = false;
+        if ((*st)[d] != 0) constant = false;
+        expect *= out[d];
+    }
+    if (!contiguous && !constant) return "";
+    leaves.push_back({0, nullptr, {}});
+    leaves.push_back({1, nullptr, *st});
+    std::string base = "        long sb = 0;\n";
+    for (std::size_t d = 0; d < axis; ++d) {
+        std::size_t div = 1;
+        for (std::size_t k = d + 1; k < axis; ++k) div *= out[k];
+        if ((*st)[d])
+            base += "        sb += (r / " + std::to_string(div) + " % " + std::to_string(out[d]) + ") * " +
+                    std::to_string((*st)[d]) + "L;\n";
+    }
+    char eps[32];
+    std::snprintf(eps, sizeof eps, "%.9g", static_cast<double>(op->epsilon));
+    std::string R = std::to_string(row);
+    std::string src = "extern \"C\" void " + fn + "(const void* const* in_, void* out_) {\n";
+    src += "    const float* x = static_cast<const float*>(in_[0]);\n";
+    src += "    const float* s = static_cast<const float*>(in_[1]);\n    float* y = static_cast<float*>(out_);\n";
+    if (rows * row >= 65536 && rows > 1) src += "#pragma omp parallel for\n";
+    src += "    for (long r = 0; r < " + std::to_string(rows) + "; ++r) {\n" + base;
+    src += "        const float* xr = x + r * " + R + "L;\n        float* yr = y + r * " + R + "L;\n";
+    src += "        float ss = 0;\n#pragma omp simd reduction(+ : ss)\n";
+    src += "        for (long i = 0; i < " + R + "; ++i) ss += xr[i] * xr[i];\n";
+    src += "        const float inv = 1.0f / sqrtf(ss / " + R + ".0f + " + eps + "f);\n";
+    src += "#pragma omp simd\n        for (long i = 0; i < " + R + "; ++i) yr[i] = xr[i] * inv * s[sb" +
+           (constant ? std::string("") : " + i") + "];\n";
+    src += "    }\n}\n";
+    return src;
+}
+
 }  // namespace
 
 pointwise_library::~pointwise_library() {
@@ -129,12 +184,14 @@ pointwise_library::~pointwise_library() {
 }
 
 cpu_kernel pointwise_library::add(const instruction& ins) {
-    if (!ins.get_operator().get_if<ops::pointwise>() || ins.get_shape().type() != dtype::float32 ||
-        !ins.get_shape().standard() || ins.get_shape().elements() == 0)
+    bool pointwise = ins.get_operator().get_if<ops::pointwise>() != nullptr;
+    bool rms = ins.get_operator().get_if<ops::rms_norm>() != nullptr && ins.inputs().size() == 2;
+    if ((!pointwise && !rms) || ins.get_shape().type() != dtype::float32 || !ins.get_shape().standard() ||
+        ins.get_shape().elements() == 0 || ins.get_shape().dynamic())
         return {};
-    std::string fn = "kiln_pointwise_" + std::to_string(regions_.size());
+    std::string fn = "kiln_region_" + std::to_string(regions_.size());
     region r;
-    std::string src = generate(ins, fn, r.leaves);
+    std::string src = pointwise ? generate(ins, fn, r.leaves) : generate_rms_norm(ins, fn, r.leaves);
     if (src.empty()) return {};
     source_ += src;
     r.fn = fn;
@@ -152,10 +209,28 @@ void pointwise_library::run(std::size_t index, std::span<const argument> args, c
     r.call(r.pointers.data(), out.data());
 }
 
+namespace {
+// The instruction set the generated code may use, from the features this process sees when it
+// runs (so a run under valgrind, whose CPU has no AVX-512, gets AVX2 code); the flags are part of
+// the cache key.
+std::string isa_flags() {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        return "-march=x86-64-v4 -mtune=native";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "-march=x86-64-v3 -mtune=native";
+    return "-mtune=native";
+#else
+    return "-mcpu=native";
+#endif
+}
+}  // namespace
+
 // Compiles every region added into one library (or finds it in the cache) and binds them.
 bool pointwise_library::build() {
     if (regions_.empty()) return false;
-    std::string flags = "-std=c++17 -O3 -march=native -fopenmp -shared -fPIC";
+    std::string flags = "-std=c++17 -O3 " + isa_flags() + " -fopenmp -shared -fPIC";
     std::string src = std::string(scalar_helpers_source) + "\n" + source_;
     std::size_t h = std::hash<std::string>{}(src + flags);
     const char* home = std::getenv("HOME");
