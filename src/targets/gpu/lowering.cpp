@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/eval.hpp"
+#include "passes/pipeline.hpp"
 #include "targets/gpu/gpu_error.hpp"
 
 namespace kiln::gpu {
@@ -95,6 +96,13 @@ void check_supported(const module& m) {
                           " (kiln does not fall back to the host):");
     for (const auto& s : missing) msg += "\n  " + s;
     throw error(msg);
+}
+
+std::vector<pass> gpu_passes(const compile_options& opts) {
+    // fused_reduce regions are not generated yet: reductions stay lone ops (lane kernels).
+    auto ps = generic_passes(opts, fusion_policy{.epilogues = true, .reductions = false, .pointwise = true});
+    ps.push_back(pass{"gpu_check_supported", [](module& m) { check_supported(m); }});
+    return ps;
 }
 
 }  // namespace kiln::gpu

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/module.hpp"
+#include "core/pass.hpp"
+#include "core/target.hpp"
 #include "targets/gpu/device.hpp"
 #include "targets/gpu/elementwise.hpp"
 #include "targets/gpu/kernel_compiler.hpp"
@@ -85,5 +87,8 @@ const gpu_lowering* find_lowering(const instruction& ins);
 // Throws, listing every instruction of the program's main that has no GPU implementation with
 // its ONNX node ("gpu: no GPU implementation for 2 instructions: ..."); does nothing otherwise.
 void check_supported(const module& m);
+// The gpu target's pipeline: the generic passes with the fusion policy the lowerings execute,
+// then the check above (the pass `gpu_check_supported`).
+std::vector<pass> gpu_passes(const compile_options& opts);
 
 }  // namespace kiln::gpu
