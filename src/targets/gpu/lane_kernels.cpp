@@ -170,16 +170,6 @@ void lower_batch_norm(lowering_context& ctx, const instruction& ins) {
     ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(spec.output.elements()), std::move(ptrs));
 }
 
-bool is_reduce(const instruction& ins) {
-    const auto& op = ins.get_operator();
-    if (!kind_of(op, "float")) return false;
-    const shape& x = ins.inputs().at(0)->get_shape();
-    if (x.elements() == 0 || x.type() == dtype::bool_) return false;
-    if (is_float(x.type())) return true;
-    return op.get_if<ops::reduce_sum>() || op.get_if<ops::reduce_prod>() || op.get_if<ops::reduce_max>() ||
-           op.get_if<ops::reduce_min>();
-}
-
 bool is_noop(const operation& op) {
     bool r = false;
     auto visit = [&](const auto& o) { r = o.noop(); };
@@ -196,7 +186,7 @@ bool is_noop(const operation& op) {
     return r;
 }
 
-const gpu_lowering_registrar reduce_lowering{{"reduction (generated lane kernel)", is_reduce,
+const gpu_lowering_registrar reduce_lowering{{"reduction (generated lane kernel)", lane_reducible,
                                               [](lowering_context& ctx, const instruction& ins) { lower_reduce(ctx, ins); }}};
 const gpu_lowering_registrar softmax_lowering{{
     "softmax (generated lane kernel)",

@@ -29,7 +29,20 @@ std::size_t product(const shape& s, const std::vector<std::size_t>& axes) {
     return n;
 }
 
-std::string acc_type(dtype t) { return t == dtype::float64 ? "double" : is_float(t) ? "float" : compute_type(t); }
+std::string acc_type(dtype t) {
+    if (t == dtype::bool_) return "int";   // warp shuffles take no bool
+    return t == dtype::float64 ? "double" : is_float(t) ? "float" : compute_type(t);
+}
+
+bool lane_reducible(const instruction& ins) {
+    const auto& op = ins.get_operator();
+    if (!op.traits().reduction || ins.inputs().size() != 1 || !kind_of(op, "float")) return false;
+    const shape& x = ins.inputs()[0]->get_shape();
+    if (x.type() == dtype::bool_) return op.get_if<ops::reduce_max>() || op.get_if<ops::reduce_min>();
+    // ref fails on the mean of an empty set of integers; a kernel would divide by zero.
+    bool empty_set = product(x, reduced_axes_of(op, x.ndim())) == 0;
+    return is_float(x.type()) || !(op.get_if<ops::reduce_mean>() && empty_set);
+}
 
 lane_split split(std::size_t ndim, const std::vector<std::size_t>& reduced) {
     lane_split r{{}, reduced};
@@ -62,6 +75,8 @@ std::optional<reduce_kind> kind_of(const operation& op, const std::string& acc) 
     std::string lowest = acc == "float" ? "kiln::neg_inf_f()" : acc == "double" ? "(-1.0/0.0)" : "(-9223372036854775807ll - 1)";
     std::string highest = acc == "float" ? "(-kiln::neg_inf_f())" : acc == "double" ? "(1.0/0.0)" : "9223372036854775807ll";
     if (acc == "kiln::u64") lowest = "0ull", highest = "18446744073709551615ull";
+    if (acc == "int") lowest = "0", highest = "1";   // bool: max is any, min is all
+    bool integral = acc != "float" && acc != "double";
     std::string add = "a + b";
     if (op.get_if<ops::reduce_sum>()) return reduce_kind{"0", "v", add, "acc"};
     if (op.get_if<ops::reduce_mean>()) return reduce_kind{"0", "v", add, cat("acc / (", acc, ")R")};
@@ -69,7 +84,7 @@ std::optional<reduce_kind> kind_of(const operation& op, const std::string& acc) 
     if (op.get_if<ops::reduce_max>()) return reduce_kind{lowest, "v", "kiln::max_nan(a, b)", "acc"};
     if (op.get_if<ops::reduce_min>()) return reduce_kind{highest, "v", "kiln::min_nan(a, b)", "acc"};
     if (op.get_if<ops::reduce_l1>()) return reduce_kind{"0", "(v < 0 ? -v : v)", add, "acc"};
-    if (op.get_if<ops::reduce_l2>()) return reduce_kind{"0", "v * v", add, "sqrt(acc)"};
+    if (op.get_if<ops::reduce_l2>()) return reduce_kind{"0", "v * v", add, integral ? cat("(", acc, ")sqrt((double)acc)") : "sqrt(acc)"};
     if (op.get_if<ops::reduce_sum_square>()) return reduce_kind{"0", "v * v", add, "acc"};
     if (op.get_if<ops::reduce_log_sum>()) return reduce_kind{"0", "v", add, "log(acc)"};
     if (op.get_if<ops::reduce_log_sum_exp>()) return reduce_kind{"0", "exp(v)", add, "log(acc)"};

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/module.hpp"
 #include "core/operation.hpp"
 #include "core/shape.hpp"
 #include "targets/gpu/elementwise.hpp"
@@ -37,6 +38,9 @@ struct reduce_kind {
 };
 // Null for ops that are not one of the reductions the lane kernels generate.
 std::optional<reduce_kind> kind_of(const operation& op, const std::string& acc);
+// A reduction a lane kernel computes as ref does: every kind for floats and integers (integer
+// results wrap and truncate as ref's do), max and min for bool.
+bool lane_reducible(const instruction& ins);
 // The sorted axes a reduction op reduces for an input of `ndim` dims.
 std::vector<std::size_t> reduced_axes_of(const operation& op, std::size_t ndim);
 

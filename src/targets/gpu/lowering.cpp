@@ -99,8 +99,7 @@ void check_supported(const module& m) {
 }
 
 std::vector<pass> gpu_passes(const compile_options& opts) {
-    // fused_reduce regions are not generated yet: reductions stay lone ops (lane kernels).
-    auto ps = generic_passes(opts, fusion_policy{.epilogues = true, .reductions = false, .pointwise = true});
+    auto ps = generic_passes(opts, fusion_policy{.epilogues = true, .reductions = true, .pointwise = true});
     ps.push_back(pass{"gpu_check_supported", [](module& m) { check_supported(m); }});
     return ps;
 }
