@@ -202,7 +202,7 @@ private:
             fail("gpu: fused_reduce reduction the generated kernel does not take: ", here(b));
         dtype in = b.inputs()[0]->get_shape().type();
         std::string acc = acc_type(in);
-        auto k = *kind_of(b.get_operator(), acc);
+        auto k = *kind_of(b.get_operator(), in);
         if (!smem_.count(acc)) smem_[acc] = cat("smem", smem_.size());
         std::string loop;
         std::map<std::pair<const instruction*, frame>, std::string> memo;

@@ -30,7 +30,7 @@ void lower_reduce(lowering_context& ctx, const instruction& ins) {
         return;
     }
     std::string acc = acc_type(x.type());
-    auto k = *kind_of(ins.get_operator(), acc);
+    auto k = *kind_of(ins.get_operator(), x.type());
     auto axes = reduced_axes_of(ins.get_operator(), x.lens().size());
     lane_split sx = split(x.lens().size(), axes);
     // The output's dims in order are the kept dims (keepdims leaves 1s where the reduced were).

@@ -36,7 +36,7 @@ std::string acc_type(dtype t) {
 
 bool lane_reducible(const instruction& ins) {
     const auto& op = ins.get_operator();
-    if (!op.traits().reduction || ins.inputs().size() != 1 || !kind_of(op, "float")) return false;
+    if (!op.traits().reduction || ins.inputs().size() != 1 || !kind_of(op, dtype::float32)) return false;
     const shape& x = ins.inputs()[0]->get_shape();
     if (x.type() == dtype::bool_) return op.get_if<ops::reduce_max>() || op.get_if<ops::reduce_min>();
     // ref fails on the mean of an empty set of integers; a kernel would divide by zero.
@@ -70,12 +70,19 @@ kernel_source lane_kernel(const std::string& params, const std::string& acc, con
 
 launch_dims lane_launch(std::size_t lanes) { return {static_cast<unsigned>(std::clamp<std::size_t>(lanes, 1, 1u << 20)), 256}; }
 
-
-std::optional<reduce_kind> kind_of(const operation& op, const std::string& acc) {
-    std::string lowest = acc == "float" ? "kiln::neg_inf_f()" : acc == "double" ? "(-1.0/0.0)" : "(-9223372036854775807ll - 1)";
-    std::string highest = acc == "float" ? "(-kiln::neg_inf_f())" : acc == "double" ? "(1.0/0.0)" : "9223372036854775807ll";
-    if (acc == "kiln::u64") lowest = "0ull", highest = "18446744073709551615ull";
-    if (acc == "int") lowest = "0", highest = "1";   // bool: max is any, min is all
+std::optional<reduce_kind> kind_of(const operation& op, dtype t) {
+    std::string acc = acc_type(t);
+    // The identities of max and min: -inf/+inf for floats, the element type's limits otherwise
+    // (as ref: the max of an empty set of int32 is INT32_MIN, not INT64_MIN wrapped).
+    std::string lowest = "kiln::neg_inf_f()", highest = "(-kiln::neg_inf_f())";
+    if (t == dtype::float64) lowest = "(-1.0/0.0)", highest = "(1.0/0.0)";
+    else if (t == dtype::bool_) lowest = "0", highest = "1";   // max is any, min is all
+    else if (!is_float(t) && is_signed(t)) {
+        std::uint64_t max = (1ull << (dtype_bits(t) - 1)) - 1;
+        lowest = cat("(-", max, "ll - 1)"), highest = cat(max, "ll");
+    } else if (!is_float(t)) {
+        lowest = "0ull", highest = cat(~0ull >> (64 - dtype_bits(t)), "ull");
+    }
     bool integral = acc != "float" && acc != "double";
     std::string add = "a + b";
     if (op.get_if<ops::reduce_sum>()) return reduce_kind{"0", "v", add, "acc"};

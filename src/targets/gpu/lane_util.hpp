@@ -31,13 +31,13 @@ kernel_source lane_kernel(const std::string& params, const std::string& acc, con
                           const lane_split& sx, const lane_split& sy, const std::string& body, const std::string& where);
 launch_dims lane_launch(std::size_t lanes);
 
-// A reduction as code: acc = init; acc = combine(acc, map(v)) over the lane; final(acc), with R
+// A reduction of elements of type t as code (in acc_type(t)): acc = init; acc = combine(acc, map(v)) over the lane; final(acc), with R
 // (the lane's length) in scope.
 struct reduce_kind {
     std::string init, map, combine, final;
 };
 // Null for ops that are not one of the reductions the lane kernels generate.
-std::optional<reduce_kind> kind_of(const operation& op, const std::string& acc);
+std::optional<reduce_kind> kind_of(const operation& op, dtype t);
 // A reduction a lane kernel computes as ref does: every kind for floats and integers (integer
 // results wrap and truncate as ref's do), max and min for bool.
 bool lane_reducible(const instruction& ins);
