@@ -38,8 +38,11 @@ struct kernel_launch {
 
 class lowering_context {
 public:
-    lowering_context(const module& m, library_handles& libs, std::function<std::byte*(const instruction&)> address)
-        : m_(m), libs_(libs), address_(std::move(address)) {}
+    // `on_device` false: lowering only, to check and compile what it generates where there is no
+    // GPU; device memory it would keep (uploads, scratch) is a stand-in pointer then.
+    lowering_context(const module& m, library_handles& libs, std::function<std::byte*(const instruction&)> address,
+                     bool on_device = true)
+        : m_(m), libs_(libs), address_(std::move(address)), on_device_(on_device) {}
 
     const module& main() const { return m_; }
     std::byte* address(const instruction& ins) const { return address_(ins); }
@@ -65,6 +68,7 @@ private:
     const module& m_;
     library_handles& libs_;
     std::function<std::byte*(const instruction&)> address_;
+    bool on_device_ = true;
 };
 
 struct gpu_lowering {
