@@ -7,6 +7,7 @@
 #include "core/module.hpp"
 #include "core/pass.hpp"
 #include "core/target.hpp"
+#include "core/text_parser.hpp"
 #include "targets/gpu/elementwise.hpp"
 #include "targets/gpu/kernel_compiler.hpp"
 #include "targets/gpu/libraries.hpp"
@@ -155,6 +156,43 @@ TEST(gpu_no_device, unsupported_ops_of_the_op_cases_are_the_known_ones) {
     std::printf("op cases: %zu of %zu lower completely; %zu of %zu ops have no GPU lowering: %s\n", supported, cases,
                 got.size(), ops.size(), list.c_str());
     EXPECT_EQ(got, expected_unsupported);
+}
+
+// A reduction whose result a consumer broadcasts over more leading dims: the region's frame is the
+// consumer's (lanes over {2, 3, 4}, each reducing 6 elements), and a reduction without keepdims
+// spread back over its lane. One generated kernel each, and they compile.
+TEST(gpu_no_device, fused_reduce_regions_with_wider_results_and_dropped_dims_compile) {
+    for (const char* text : {"x = @param:x -> float_type, {4, 6}\n"
+                             "z = @param:z -> float_type, {2, 3, 4, 6}\n"
+                             "@0 = exp(x)\n"
+                             "@1 = reduce_sum[axes={1}](@0)\n"
+                             "@2 = multibroadcast[out_lens={2, 3, 4, 6}](@1)\n"
+                             "@3 = add(z, @2)\n"
+                             "@4 = @return(@3)\n",
+                             "x = @param:x -> half_type, {4, 6}\n"
+                             "@0 = reduce_mean[axes={1},keepdims=false](x)\n"
+                             "@1 = broadcast[axis=0,out_lens={4, 6}](@0)\n"
+                             "@2 = sub(x, @1)\n"
+                             "@3 = @return(@2)\n"}) {
+        program p = parse_text(text);
+        pass_options popts;
+        popts.disabled = {"gpu_check_supported"};
+        run_passes(p, gpu::gpu_passes({}), popts);
+        gpu::library_handles libs(nullptr);
+        static std::byte fake[1];
+        gpu::lowering_context ctx(p.main(), libs, [](const instruction&) { return fake; }, false);
+        std::size_t fused = 0;
+        for (const auto& ins : p.main()) {
+            if (!ins.get_operator().get_if<ops::fused_reduce>()) continue;
+            ++fused;
+            const auto* l = gpu::find_lowering(ins);
+            ASSERT_NE(l, nullptr) << text;
+            l->lower(ctx, ins);
+        }
+        EXPECT_EQ(fused, 1u) << to_string(p);
+        ASSERT_EQ(ctx.sources.size(), 1u) << text;
+        EXPECT_NO_THROW(gpu::compile_to_cubin(ctx.sources[0], {"sm_90", true, false, {}})) << ctx.sources[0].code;
+    }
 }
 
 // Every generated kernel of the op cases (the first case of each op, after the gpu passes, so

@@ -9,7 +9,11 @@
 namespace kiln::gpu {
 namespace {
 
-std::string number(double v) {
+std::string value_type(dtype t) { return compute_type(t); }
+
+}  // namespace
+
+std::string double_literal(double v) {
     if (v != v) return "(0.0/0.0)";
     if (v == 1.0 / 0.0) return "(1.0/0.0)";
     if (v == -1.0 / 0.0) return "(-1.0/0.0)";
@@ -18,13 +22,9 @@ std::string number(double v) {
     return buf;
 }
 
-std::string value_type(dtype t) { return compute_type(t); }
-
-}  // namespace
-
 std::string scalar_literal(const argument& a) {
     dtype t = a.get_shape().type();
-    return cat("(", value_type(t), ")(", is_float(t) ? number(to_doubles(a)[0]) : std::to_string(to_int64s(a)[0]) + "ll", ")");
+    return cat("(", value_type(t), ")(", is_float(t) ? double_literal(to_doubles(a)[0]) : std::to_string(to_int64s(a)[0]) + "ll", ")");
 }
 
 std::string pointwise_value(const instruction& b, const std::vector<std::string>& args, const std::string& where) {

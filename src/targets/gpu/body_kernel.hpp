@@ -20,6 +20,8 @@ struct body_operand {
 // The expression of pointwise op `b` over its operands' expressions (its scalar_expr, or its
 // cast for convert), rounded to its element type as ref stores it. Throws naming `where`.
 std::string pointwise_value(const instruction& b, const std::vector<std::string>& args, const std::string& where);
+// v as a C++ double constant, exactly (NaN and infinities too).
+std::string double_literal(double v);
 // A one-element literal as a constant of its compute type.
 std::string scalar_literal(const argument& a);
 // expr rounded to dtype t's storage and loaded back ("kiln::load(kiln::storer<half>::from(e))").

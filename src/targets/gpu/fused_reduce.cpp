@@ -39,22 +39,45 @@ public:
             }
         if (!first) fail("gpu: fused_reduce without a reduction: ", where_);
         x_ = first->inputs()[0]->get_shape().as_standard();
-        split_ = split(x_.ndim(), reduced_axes_of(first->get_operator(), x_.ndim()));
-        for (auto d : split_.kept) kept_lens_.push_back(x_.lens()[d]);
+        sx_ = split(x_.ndim(), reduced_axes_of(first->get_operator(), x_.ndim()));
+        for (auto d : sx_.kept) kept_lens_.push_back(x_.lens()[d]);
         params_ = cat(device_type(ins_.get_shape().type()), "* __restrict__ y");
         pointers_.push_back(ctx_.address(ins_));
         for (const auto& [b, o] : body_params(ctx_, ins_, body_)) known_[b] = o;
 
-        const instruction* root = nullptr;
-        for (const auto& b : body_) {
-            if (b.is_return()) root = &*b.inputs().at(0);
-            else if (b.get_operator().traits().reduction) reduce(b);
-        }
+        const instruction* root = &*body_.get_return()->inputs().at(0);
+        frame_lanes(*root);
+        for (const auto& b : body_)
+            if (b.get_operator().traits().reduction) reduce(b);
         store(*root);
         finish();
     }
 
 private:
+    // The full frame F: the reductions' input X, or, where the result is larger (a consumer
+    // broadcasts the reduced values over more leading dims), that broadcast. Lanes are F's kept
+    // dims; X's kept dims are their trailing part, so a kept-frame value reads at lane % KX.
+    void frame_lanes(const instruction& root) {
+        std::vector<std::size_t> f = x_.lens();
+        if (frame_of(root) == frame::full && root.get_shape().ndim() > f.size()) {
+            f = root.get_shape().lens();
+            std::size_t off = f.size() - x_.ndim();
+            for (std::size_t d = 0; d < x_.ndim(); ++d)
+                if (f[off + d] != x_.lens()[d])
+                    fail("gpu: fused_reduce result of lens ", lens_to_string(f), " is not a broadcast of the reduced ",
+                         lens_to_string(x_.lens()), ": ", where_);
+        }
+        f_lens_ = f;
+        std::vector<std::size_t> reduced;
+        for (auto d : sx_.reduced) reduced.push_back(d + f.size() - x_.ndim());
+        split_ = split(f.size(), reduced);
+        kx_ = 1;
+        for (auto l : kept_lens_) kx_ *= l;
+        std::size_t lanes = 1;
+        for (auto d : split_.kept) lanes *= f[d];
+        kept_lane_ = lanes == kx_ ? "lane" : cat("(lane % ", kx_, "ull)");
+    }
+
     std::string here(const instruction& b) const { return cat(where_, ", body ", describe(body_, b)); }
 
     // Operands: the region's inputs, views of them and literals, read through their strides.
@@ -87,9 +110,9 @@ private:
             std::vector<std::size_t> all(s.ndim());
             for (std::size_t d = 0; d < all.size(); ++d) all[d] = d;
             consts_ += cat("    constexpr auto ", k, " = ", layout_of(s, all), ";\n");
-            r = {cat(k, ".offset(lane)"), false};
+            r = {cat(k, ".offset(", kept_lane_, ")"), false};
         } else {
-            shape s = broadcast_checked(o.s, x_.lens(), b);
+            shape s = broadcast_checked(o.s, f_lens_, b);
             bool varies = false;
             for (auto d : split_.reduced) varies = varies || s.strides()[d] != 0;
             consts_ += cat("    constexpr auto ", k, "k = ", layout_of(s, split_.kept), ";\n");
@@ -174,9 +197,9 @@ private:
         if (v.ptr == base && v.s.strides() == broadcast_to(src, b.get_shape().lens()).strides())
             return spreads_[&b] = spread::aligned;
         bool onto_kept = v.ptr == base && v.s.lens() == x_.lens() && src.lens() == kept_lens_;
-        for (std::size_t i = 0; onto_kept && i < split_.kept.size(); ++i)
-            onto_kept = v.s.strides()[split_.kept[i]] == src.strides()[i] || src.lens()[i] == 1;
-        for (auto d : split_.reduced) onto_kept = onto_kept && v.s.strides()[d] == 0;
+        for (std::size_t i = 0; onto_kept && i < sx_.kept.size(); ++i)
+            onto_kept = v.s.strides()[sx_.kept[i]] == src.strides()[i] || src.lens()[i] == 1;
+        for (auto d : sx_.reduced) onto_kept = onto_kept && v.s.strides()[d] == 0;
         if (!onto_kept) fail("gpu: fused_reduce broadcast the generated kernel cannot follow: ", here(b));
         return spreads_[&b] = spread::from_kept;
     }
@@ -198,7 +221,7 @@ private:
 
     void reduce(const instruction& b) {
         if (!lane_reducible(b) || b.inputs()[0]->get_shape().lens() != x_.lens() ||
-            reduced_axes_of(b.get_operator(), x_.ndim()) != split_.reduced)
+            reduced_axes_of(b.get_operator(), x_.ndim()) != sx_.reduced)
             fail("gpu: fused_reduce reduction the generated kernel does not take: ", here(b));
         dtype in = b.inputs()[0]->get_shape().type();
         std::string acc = acc_type(in);
@@ -237,7 +260,7 @@ private:
             std::string loop;
             std::map<std::pair<const instruction*, frame>, std::string> memo;
             std::string v = value(root, f, loop, memo);
-            shape ys = broadcast_to(y, x_.lens());
+            shape ys = broadcast_to(y, f_lens_);
             consts_ += cat("    constexpr auto Yk = ", layout_of(ys, split_.kept), ";\n    constexpr auto Yr = ",
                            layout_of(ys, split_.reduced), ";\n");
             lane_ += cat("        for (kiln::index_t r = threadIdx.x; r < R; r += blockDim.x) {\n", loop,
@@ -245,7 +268,7 @@ private:
             return;
         }
         std::string v = value(root, f, lane_, lane_memo_);
-        shape ys = f == frame::kept ? broadcast_to(y, kept_lens_) : broadcast_to(y, x_.lens());
+        shape ys = f == frame::kept ? broadcast_to(y, kept_lens_) : broadcast_to(y, f_lens_);
         std::vector<std::size_t> dims = split_.kept;
         if (f == frame::kept) {
             dims.clear();
@@ -256,12 +279,13 @@ private:
     }
 
     void finish() {
-        std::size_t lanes = product(x_, split_.kept);
+        shape fs(x_.type(), f_lens_);
+        std::size_t lanes = product(fs, split_.kept);
         std::string shared;
         for (const auto& [acc, name] : smem_) shared += cat("    __shared__ ", acc, " ", name, "[32];\n");
         std::string code = cat("#include \"kiln_lane.cuh\"\n#include \"scalar_helpers.h\"\n",
                                "extern \"C\" __global__ void __launch_bounds__(256) kiln_fused_reduce(", params_, ") {\n",
-                               shared, consts_, "    constexpr kiln::index_t R = ", product(x_, split_.reduced), "ull;\n",
+                               shared, consts_, "    constexpr kiln::index_t R = ", product(fs, split_.reduced), "ull;\n",
                                "    for (kiln::index_t lane = blockIdx.x; lane < ", lanes, "ull; lane += gridDim.x) {\n", lane_,
                                "    }\n}\n");
         ctx_.add_kernel(ins_, {"kiln_fused_reduce", code, where_}, lane_launch(lanes), pointers_);
@@ -271,9 +295,13 @@ private:
     const instruction& ins_;
     const module& body_;
     std::string where_;
-    shape x_;                                   // the reductions' input, standard
-    lane_split split_;
-    std::vector<std::size_t> kept_lens_;
+    shape x_;                                   // the reductions' input X, standard
+    lane_split sx_;                             // X's kept and reduced dims
+    std::vector<std::size_t> kept_lens_;        // X's kept lens
+    std::vector<std::size_t> f_lens_;           // the full frame F
+    lane_split split_;                          // F's kept and reduced dims
+    std::size_t kx_ = 1;                        // elements of X's kept dims
+    std::string kept_lane_;                     // the lane's index among X's kept dims
     std::unordered_map<const instruction*, body_operand> known_;
     std::map<std::pair<const instruction*, frame>, std::pair<std::string, bool>> offsets_;
     std::map<std::pair<const instruction*, frame>, bool> varies_;

@@ -59,7 +59,7 @@ void lower_index_map(lowering_context& ctx, const instruction& ins) {
     std::vector<std::size_t> all(x.ndim());
     for (std::size_t d = 0; d < all.size(); ++d) all[d] = d;
     std::string ty = device_type(y.type());
-    std::string fill = stored_value(y.type(), cat("(", compute_type(y.type()), ")(", fill_value(ins.get_operator()), ")"));
+    std::string fill = stored_value(y.type(), cat("(", compute_type(y.type()), ")", double_literal(fill_value(ins.get_operator()))));
     std::string code = cat("#include \"kiln_elementwise.cuh\"\n",
                            "extern \"C\" __global__ void __launch_bounds__(256) kiln_index_map(", ty, "* __restrict__ y, const ",
                            ty, "* __restrict__ x, const ", narrow ? "kiln::i32" : "kiln::i64", "* __restrict__ map) {\n",
