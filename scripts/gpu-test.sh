@@ -6,6 +6,14 @@
 #                                  CUDA libraries, runs every GPU test; extra args go to the tests
 #   scripts/gpu-test.sh models DIR WORK  on the GPU machine: exports resnet50 and BERT with torch and
 #                                  checks `kiln run --gpu` against PyTorch (export_and_check.py)
+#   scripts/gpu-test.sh conformance-pack DIR  pack, plus the ONNX conformance runner and its lists;
+#                                  oneDNN is xz-compressed to keep DIR under the device tool's 64 MiB
+#   scripts/gpu-test.sh conformance DIR [ARGS]  on the GPU machine: generates the ONNX backend node
+#                                  cases with the onnx package there (into DIR/onnx-node-data), runs
+#                                  them on the gpu target in KILN_CONFORMANCE_SHARDS (8) parallel
+#                                  shards against onnx_expected_failures_gpu.txt, prints each shard's
+#                                  findings and the totals; WRITE_EXPECTED=FILE writes the failing
+#                                  cases as a new list. ARGS go to kiln_onnx_conformance.
 set -euo pipefail
 cmd=${1:?usage: gpu-test.sh pack|run DIR}
 dir=${2:?usage: gpu-test.sh pack|run DIR}
@@ -43,5 +51,46 @@ run|models)
         "$dir/bin/kiln_gpu_tests" "$@"
     fi
     ;;
-*) echo "usage: gpu-test.sh pack|run DIR" >&2; exit 2 ;;
+conformance-pack)
+    "$0" pack "$dir"
+    root="$(cd "$(dirname "$0")/.." && pwd)"
+    cp "$root/build/tests/kiln_onnx_conformance" "$dir/bin/"
+    strip --strip-debug "$dir/bin/kiln_onnx_conformance"
+    mkdir -p "$dir/conformance"
+    cp "$root"/tests/conformance/{generate_onnx_node_data.py,onnx_skips.txt,onnx_expected_failures_gpu.txt} "$dir/conformance/"
+    for l in "$dir"/lib/libdnnl*; do [ "${l%.xz}" = "$l" ] && xz -T2 -f "$l"; done
+    du -sh "$dir"
+    ;;
+conformance)
+    dir="$(cd "$dir" && pwd)"
+    for l in "$dir"/lib/*.xz; do [ -e "$l" ] && xz -d -f "$l"; done
+    data="$dir/onnx-node-data"
+    [ -f "$data/.case-count" ] || python3 "$dir/conformance/generate_onnx_node_data.py" "$data"
+    # The libraries as `run` finds them (cuDNN and friends from the nvidia-* wheels).
+    site=$(python3 -c "import nvidia, os; print(':'.join(os.path.join(p, d, 'lib') for p in nvidia.__path__ for d in sorted(os.listdir(p)) if os.path.isdir(os.path.join(p, d, 'lib'))))" 2>/dev/null || true)
+    export LD_LIBRARY_PATH="$dir/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:$site${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    n=${KILN_CONFORMANCE_SHARDS:-8}
+    pids=()
+    rm -f "$dir"/conformance.*.log "$dir"/failing.*
+    for ((k = 0; k < n; k++)); do
+        "$dir/bin/kiln_onnx_conformance" --data "$data" --target gpu --shard "$k/$n" \
+            --expected-failures "$dir/conformance/onnx_expected_failures_gpu.txt" --skips "$dir/conformance/onnx_skips.txt" \
+            ${WRITE_EXPECTED:+--write-expected "$dir/failing.$k"} "$@" > "$dir/conformance.$k.log" 2>&1 &
+        pids+=($!)
+    done
+    rc=0
+    for p in "${pids[@]}"; do wait "$p" || rc=1; done
+    grep -hvE '^(  |per op|target gpu|[0-9]+ passed|wrote |$)' "$dir"/conformance.*.log || true
+    awk '/^[0-9]+ passed, [0-9]+ failed$/ {p += $1; f += $3} /^target gpu:/ {s += $3; e += $5; u += $8}
+         END {printf "gpu conformance: %d passed, %d failed (%d expected failures, %d unexpected), %d skipped\n", p, f, e, u, s}' \
+        "$dir"/conformance.*.log
+    if [ -n "${WRITE_EXPECTED:-}" ]; then
+        { echo "# ONNX backend node cases that fail on the gpu target, with the reason. Same policy as ref's list"
+          echo "# (onnx_expected_failures.txt): it may only shrink, and a case listed here that passes fails the test."
+          cat "$dir"/failing.* | grep -v '^#' | sort; } > "$WRITE_EXPECTED"
+        echo "wrote $(grep -vc '^#' "$WRITE_EXPECTED") expected failures to $WRITE_EXPECTED"
+    fi
+    exit $rc
+    ;;
+*) echo "usage: gpu-test.sh pack|run|models|conformance-pack|conformance DIR" >&2; exit 2 ;;
 esac

@@ -1,7 +1,8 @@
-// Running sums and products along one axis (ONNX CumSum, CumProd; the axis, a tensor input in
-// ONNX, is an attribute here). exclusive: each output leaves out its own element; reverse: the
-// run goes from the end. Floats accumulate in double and each output is rounded once; integers
-// accumulate in 64 bits and wrap to the element type, as the operation in that type would.
+// cumsum and cumprod (cumulative.hpp). Floats accumulate in double and each output is rounded
+// once; integers accumulate in 64 bits and wrap to the element type, as the operation in that
+// type would.
+#include "ops/cumulative.hpp"
+
 #include <cstdint>
 
 #include "ops/reduce_util.hpp"
@@ -18,57 +19,46 @@ C wrapping(C a, C b, F f) {
         return f(a, b);
 }
 
-// Derived supplies `name`, `identity` and `combine(acc, v)`.
+}  // namespace
+
 template <class Derived>
-struct cumulative_op {
-    std::int64_t axis = 0;
-    bool exclusive = false;
-    bool reverse = false;
-    auto attributes() { return fields(field("axis", axis), field("exclusive", exclusive), field("reverse", reverse)); }
-    op_traits traits() const { return {.precision_sensitive = true}; }
+shape cumulative_op<Derived>::compute_shape(std::span<const shape> in) const {
+    return along_axis_shape(in, axis, numeric_type, "a numeric (integer or float) type");
+}
 
-    shape compute_shape(std::span<const shape> in) const { return along_axis_shape(in, axis, numeric_type, "a numeric (integer or float) type"); }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        const shape& xs = args[0].get_shape();
-        std::size_t axes[] = {normalize_axis(axis, xs.ndim())};
-        auto gx = group_offsets(xs, axes);
-        auto gy = group_offsets(out, axes);
-        argument r(out);
-        std::size_t n = gx.rel.size();
-        visit_type(xs.type(), [&](auto t) {
-            using T = decltype(t);
-            using C = compute_t<T>;
-            const T* x = args[0].as<T>();
-            T* y = r.as<T>();
-            for (std::size_t k = 0; k < gx.bases.size(); ++k) {
-                C acc = Derived::identity;
-                for (std::size_t j = 0; j < n; ++j) {
-                    std::size_t i = reverse ? n - 1 - j : j;
-                    C v = cast<C>(x[gx.bases[k] + gx.rel[i]]);
-                    if (!exclusive) acc = Derived::combine(acc, v);
-                    y[gy.bases[k] + gy.rel[i]] = cast<T>(acc);
-                    if (exclusive) acc = Derived::combine(acc, v);
-                }
+template <class Derived>
+argument cumulative_op<Derived>::compute(const shape& out, std::span<const argument> args) const {
+    const shape& xs = args[0].get_shape();
+    std::size_t axes[] = {normalize_axis(axis, xs.ndim())};
+    auto gx = group_offsets(xs, axes);
+    auto gy = group_offsets(out, axes);
+    argument r(out);
+    std::size_t n = gx.rel.size();
+    visit_type(xs.type(), [&](auto t) {
+        using T = decltype(t);
+        using C = compute_t<T>;
+        const T* x = args[0].as<T>();
+        T* y = r.as<T>();
+        for (std::size_t k = 0; k < gx.bases.size(); ++k) {
+            C acc = Derived::identity;
+            for (std::size_t j = 0; j < n; ++j) {
+                std::size_t i = reverse ? n - 1 - j : j;
+                C v = cast<C>(x[gx.bases[k] + gx.rel[i]]);
+                if (!exclusive) acc = Derived::combine(acc, v);
+                y[gy.bases[k] + gy.rel[i]] = cast<T>(acc);
+                if (exclusive) acc = Derived::combine(acc, v);
             }
-        });
-        return r;
-    }
-};
+        }
+    });
+    return r;
+}
 
-struct cumsum : cumulative_op<cumsum> {
-    static constexpr std::string_view name = "cumsum";
-    static constexpr int identity = 0;
-    template <class C> static C combine(C a, C b) { return wrapping(a, b, [](auto p, auto q) { return p + q; }); }
-};
+template <class C> C cumsum::combine(C a, C b) { return wrapping(a, b, [](auto p, auto q) { return p + q; }); }
+template <class C> C cumprod::combine(C a, C b) { return wrapping(a, b, [](auto p, auto q) { return p * q; }); }
+
+template struct cumulative_op<cumsum>;
+template struct cumulative_op<cumprod>;
 KILN_REGISTER_OP(cumsum)
-
-struct cumprod : cumulative_op<cumprod> {
-    static constexpr std::string_view name = "cumprod";
-    static constexpr int identity = 1;
-    template <class C> static C combine(C a, C b) { return wrapping(a, b, [](auto p, auto q) { return p * q; }); }
-};
 KILN_REGISTER_OP(cumprod)
 
-}  // namespace
 }  // namespace kiln::ops

@@ -1,6 +1,6 @@
-// Scatters, as ONNX ScatterElements and ScatterND: the output is a copy of data with the
-// elements that indices address replaced by (or combined by `reduction` with) updates.
-// Updates are applied in row-major order, so with reduction none the last duplicate wins.
+// ScatterElements and ScatterND (scatter.hpp).
+#include "ops/scatter.hpp"
+
 #include <algorithm>
 
 #include "ops/indexing.hpp"
@@ -73,75 +73,59 @@ argument scatter(const shape& out, std::span<const argument> args, reduce_kind k
     return r;
 }
 
-// out[indices[i][j]][j] = updates[i][j] (axis 0); indices and updates have data's rank and the
-// same lens, which off the axis must not exceed data's.
-struct scatter_elements {
-    std::int64_t axis = 0;
-    std::string reduction = "none";
-    static constexpr std::string_view name = "scatter_elements";
-    auto attributes() { return fields(field("axis", axis), field("reduction", reduction)); }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_scatter_inputs(in, reduction);
-        check_indices_within_data(in, normalize_axis(axis, in[0].ndim()));
-        if (in[2].lens() != in[1].lens())
-            fail("input 2 (updates) has lens ", lens_to_string(in[2].lens()), "; expected the indices' lens ",
-                 lens_to_string(in[1].lens()));
-        return in[0].as_standard();
-    }
+shape scatter_elements::compute_shape(std::span<const shape> in) const {
+    check_scatter_inputs(in, reduction);
+    check_indices_within_data(in, normalize_axis(axis, in[0].ndim()));
+    if (in[2].lens() != in[1].lens())
+        fail("input 2 (updates) has lens ", lens_to_string(in[2].lens()), "; expected the indices' lens ",
+             lens_to_string(in[1].lens()));
+    return in[0].as_standard();
+}
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        std::size_t a = normalize_axis(axis, out.ndim());
-        auto indices = to_int64s(args[1]);
-        std::vector<std::size_t> dst(out.ndim());
-        return scatter(out, args, parse_reduction(reduction), [&](std::span<const std::size_t> idx, std::size_t n) {
-            std::copy(idx.begin(), idx.end(), dst.begin());
-            dst[a] = wrap_index(indices[n], out.lens()[a], a, n);
-            return out.index(dst);
-        });
-    }
-};
+argument scatter_elements::compute(const shape& out, std::span<const argument> args) const {
+    std::size_t a = normalize_axis(axis, out.ndim());
+    auto indices = to_int64s(args[1]);
+    std::vector<std::size_t> dst(out.ndim());
+    return scatter(out, args, parse_reduction(reduction), [&](std::span<const std::size_t> idx, std::size_t n) {
+        std::copy(idx.begin(), idx.end(), dst.begin());
+        dst[a] = wrap_index(indices[n], out.lens()[a], a, n);
+        return out.index(dst);
+    });
+}
 KILN_REGISTER_OP(scatter_elements)
 
-// The last indices dim (k) holds index tuples into data's first k dims; updates has lens
-// indices.lens[:-1] + data.lens[k:]: out[indices[i..., :], rest...] = updates[i..., rest...].
-struct scatternd {
-    std::string reduction = "none";
-    static constexpr std::string_view name = "scatternd";
-    auto attributes() { return fields(field("reduction", reduction)); }
+shape scatternd::compute_shape(std::span<const shape> in) const {
+    check_scatter_inputs(in, reduction);
+    check_rank(in, 1, 1, true);
+    const auto& dl = in[0].lens();
+    const auto& il = in[1].lens();
+    std::size_t k = il.back();
+    if (k < 1 || k > dl.size())
+        fail("the last indices dim is ", k, "; expected 1 to ", dl.size(), " (the data rank)");
+    auto want = lens_range(in[1], 0, il.size() - 1);
+    auto rest = lens_range(in[0], k, dl.size());
+    want.insert(want.end(), rest.begin(), rest.end());
+    if (in[2].lens() != want)
+        fail("input 2 (updates) has lens ", lens_to_string(in[2].lens()), "; expected ", lens_to_string(want),
+             " (indices lens without the last, then data lens from dim ", k, ")");
+    return in[0].as_standard();
+}
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_scatter_inputs(in, reduction);
-        check_rank(in, 1, 1, true);
-        const auto& dl = in[0].lens();
-        const auto& il = in[1].lens();
-        std::size_t k = il.back();
-        if (k < 1 || k > dl.size())
-            fail("the last indices dim is ", k, "; expected 1 to ", dl.size(), " (the data rank)");
-        auto want = lens_range(in[1], 0, il.size() - 1);
-        auto rest = lens_range(in[0], k, dl.size());
-        want.insert(want.end(), rest.begin(), rest.end());
-        if (in[2].lens() != want)
-            fail("input 2 (updates) has lens ", lens_to_string(in[2].lens()), "; expected ", lens_to_string(want),
-                 " (indices lens without the last, then data lens from dim ", k, ")");
-        return in[0].as_standard();
-    }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        const auto& il = args[1].get_shape().lens();
-        std::size_t q = il.size() - 1;  // dims of updates that enumerate index tuples
-        std::size_t k = il.back();
-        auto indices = to_int64s(args[1]);
-        std::vector<std::size_t> dst(out.ndim());
-        return scatter(out, args, parse_reduction(reduction), [&](std::span<const std::size_t> idx, std::size_t) {
-            std::size_t tuple = linear_index(std::span(il).first(q), idx.first(q)) * k;
-            for (std::size_t j = 0; j < k; ++j) dst[j] = wrap_index(indices[tuple + j], out.lens()[j], j, tuple + j);
-            std::copy(idx.begin() + q, idx.end(), dst.begin() + k);
-            return out.index(dst);
-        });
-    }
-};
+argument scatternd::compute(const shape& out, std::span<const argument> args) const {
+    const auto& il = args[1].get_shape().lens();
+    std::size_t q = il.size() - 1;  // dims of updates that enumerate index tuples
+    std::size_t k = il.back();
+    auto indices = to_int64s(args[1]);
+    std::vector<std::size_t> dst(out.ndim());
+    return scatter(out, args, parse_reduction(reduction), [&](std::span<const std::size_t> idx, std::size_t) {
+        std::size_t tuple = linear_index(std::span(il).first(q), idx.first(q)) * k;
+        for (std::size_t j = 0; j < k; ++j) dst[j] = wrap_index(indices[tuple + j], out.lens()[j], j, tuple + j);
+        std::copy(idx.begin() + q, idx.end(), dst.begin() + k);
+        return out.index(dst);
+    });
+}
 KILN_REGISTER_OP(scatternd)
 
-}  // namespace
 }  // namespace kiln::ops

@@ -9,6 +9,8 @@
 // holds fewer cases than the generator's .case-count says the suite ships.
 // --precision fp16|bf16 compiles each model to compute in 16 bits (its float32 inputs and outputs
 // keep their type), for sweeping the precision conversion over every op.
+// --shard K/N runs every N-th case from the K-th (0-based), so N processes can share a machine
+// (the gpu target compiles kernels per case; scripts/gpu-test.sh conformance runs shards).
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
@@ -32,6 +34,7 @@ namespace {
 struct options {
     std::string data, target = "ref", expected_path, skips_path, filter, write_expected;
     bool verbose = false;
+    std::size_t shard = 0, shards = 1;   // --shard K/N
     double rtol = 1e-3, atol = 1e-5;
     double rel_l2 = 0;   // when set, float outputs pass on relative L2 error below it instead
     compute_precision precision = compute_precision::fp32;   // --precision fp16|bf16 (float32 models in 16 bits)
@@ -164,7 +167,14 @@ options parse_args(int argc, char** argv) {
         else if (a == "--rel-l2") o.rel_l2 = std::stod(next());
         else if (a == "--precision") o.precision = parse_precision(next());
         else if (a == "--write-expected") o.write_expected = next();
-        else if (a == "-v" || a == "--verbose") o.verbose = true;
+        else if (a == "--shard") {
+            std::string v = next();
+            auto slash = v.find('/');
+            if (slash == std::string::npos) fail("--shard ", v, ": expected K/N");
+            o.shard = std::stoul(v.substr(0, slash));
+            o.shards = std::stoul(v.substr(slash + 1));
+            if (o.shards == 0 || o.shard >= o.shards) fail("--shard ", v, ": expected 0 <= K < N");
+        } else if (a == "-v" || a == "--verbose") o.verbose = true;
         else fail("unknown option '", a, "'");
     }
     if (o.data.empty()) fail("--data DIR is required");
@@ -207,7 +217,8 @@ int main(int argc, char** argv) try {
     std::map<std::string, tally> per_op;
     std::vector<std::string> failing;
     int passed = 0, failed = 0, expected_failed = 0, skipped = 0, unexpected = 0;
-    for (const auto& dir : dirs) {
+    for (std::size_t i = o.shard; i < dirs.size(); i += o.shards) {
+        const fs::path& dir = dirs[i];
         std::string name = dir.filename().string();
         if (!o.filter.empty() && name.find(o.filter) == std::string::npos) continue;
         if (std::any_of(skips.begin(), skips.end(), [&](const std::regex& r) { return std::regex_match(name, r); })) {

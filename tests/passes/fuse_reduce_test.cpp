@@ -111,5 +111,18 @@ TEST(fuse_reduce, leaves_pointwise_only_regions_to_fuse_pointwise) {
     EXPECT_EQ(p.modules().size(), 1u);   // no module left behind
 }
 
+// A reduction of a scalar reduces no axis (ONNX's empty axes mean all of none): it stays a lone
+// op, since a fused_reduce must reduce something.
+TEST(fuse_reduce, a_scalar_reduction_is_not_fused) {
+    program p = run_and_check(
+        "x = @param:x -> float_type, {}\n"
+        "@0 = exp(x)\n"
+        "@1 = reduce_sum(@0)\n"
+        "@2 = @return(@1)\n",
+        {fuse_reduce{}});
+    EXPECT_EQ(fused_of(p, "fused_reduce").size(), 0u);
+    EXPECT_EQ(count_ops(p, "reduce_sum"), 1u);
+}
+
 }  // namespace
 }  // namespace kiln

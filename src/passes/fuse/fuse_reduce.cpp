@@ -32,6 +32,8 @@ std::optional<reduced> fusible_reduction(const instruction& ins) {
         r.axes.resize(r.rank);
         std::iota(r.axes.begin(), r.axes.end(), 0);
     }
+    // A rank-0 input has no axis to reduce: the reduction is a pointwise copy, not a region root.
+    if (r.axes.empty()) return std::nullopt;
     for (auto& a : r.axes) {
         if (a < 0) a += static_cast<std::int64_t>(r.rank);
         if (a < 0 || a >= static_cast<std::int64_t>(r.rank)) return std::nullopt;

@@ -5,7 +5,7 @@
 // broadcast views that carry a reduced value back to the full shape join too. A region grows
 // backward from its root like fuse_pointwise's (producers used outside stay outside, so no cycle),
 // and regions without a reduction are dropped. Only reductions with an `axes` attribute that
-// reduce something (not noop_with_empty_axes) are fused. Runs before fuse_pointwise.
+// reduce something (not noop_with_empty_axes, not a rank-0 input) are fused. Runs before fuse_pointwise.
 #pragma once
 #include <string_view>
 

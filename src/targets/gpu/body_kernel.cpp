@@ -9,16 +9,11 @@
 namespace kiln::gpu {
 namespace {
 
-// numpy broadcasting: s's dims right-aligned to `lens`, stride 0 where s has none or 1.
-shape broadcast_to_lens(const shape& s, const std::vector<std::size_t>& lens) {
-    std::vector<std::size_t> strides(lens.size(), 0);
-    std::size_t off = lens.size() - s.lens().size();
-    for (std::size_t d = 0; d < s.lens().size(); ++d)
-        strides[off + d] = s.lens()[d] == 1 && lens[off + d] != 1 ? 0 : s.strides()[d];
-    return shape(s.type(), lens, strides);
-}
+std::string value_type(dtype t) { return compute_type(t); }
 
-std::string number(double v) {
+}  // namespace
+
+std::string double_literal(double v) {
     if (v != v) return "(0.0/0.0)";
     if (v == 1.0 / 0.0) return "(1.0/0.0)";
     if (v == -1.0 / 0.0) return "(-1.0/0.0)";
@@ -27,14 +22,45 @@ std::string number(double v) {
     return buf;
 }
 
-// A value rounded to its storage type, as ref stores every op's result.
-std::string rounded(dtype t, const std::string& expr) {
+std::string scalar_literal(const argument& a) {
+    dtype t = a.get_shape().type();
+    return cat("(", value_type(t), ")(", is_float(t) ? double_literal(to_doubles(a)[0]) : std::to_string(to_int64s(a)[0]) + "ll", ")");
+}
+
+std::string pointwise_value(const instruction& b, const std::vector<std::string>& args, const std::string& where) {
+    dtype ty = b.get_shape().type();
+    if (const auto* c = b.get_operator().get_if<ops::convert>()) return stored_value(c->target_type, args.at(0));
+    auto e = b.get_operator().scalar_expr(args);
+    if (!e) fail("gpu: pointwise op without a scalar expression: ", where);
+    // Integer helpers compute in 64 bits; the result wraps to the element type.
+    bool round = ty == dtype::float16 || ty == dtype::bfloat16 || (is_integral(ty) && dtype_bits(ty) < 64);
+    return round ? stored_value(ty, *e) : *e;
+}
+
+std::string stored_value(dtype t, const std::string& expr) {
     return cat("kiln::load(kiln::storer<", device_type(t), ">::from(", expr, "))");
 }
 
-std::string value_type(dtype t) { return compute_type(t); }
+shape broadcast_to(const shape& s, const std::vector<std::size_t>& lens) {
+    std::vector<std::size_t> strides(lens.size(), 0);
+    std::size_t off = lens.size() - s.lens().size();
+    for (std::size_t d = 0; d < s.lens().size(); ++d)
+        strides[off + d] = s.lens()[d] == 1 && lens[off + d] != 1 ? 0 : s.strides()[d];
+    return shape(s.type(), lens, strides);
+}
 
-}  // namespace
+body_operand view_operand(const instruction& b, const body_operand& src) {
+    std::vector<shape> in_shapes;
+    for (auto i : b.inputs()) in_shapes.push_back(i->get_shape());
+    int alias = b.get_operator().output_alias(in_shapes);
+    // The view computed over a stand-in pointer gives its strides and offset.
+    static std::byte sentinel[1];
+    std::vector<argument> args;
+    for (std::size_t i = 0; i < b.inputs().size(); ++i)
+        args.emplace_back(static_cast<int>(i) == alias ? src.s : in_shapes[i], sentinel, nullptr);
+    argument v = b.get_operator().compute(b.get_shape(), args, b.module_inputs());
+    return {src.ptr + (v.data() - sentinel), v.get_shape()};
+}
 
 std::unordered_map<const instruction*, body_operand> body_params(lowering_context& ctx, const instruction& ins,
                                                                  const module& body) {
@@ -56,7 +82,7 @@ void add_body_kernel(lowering_context& ctx, const instruction& ins, const module
     std::string code;
     auto operand = [&](const instruction* b, const body_operand& o) {
         std::size_t k = spec.inputs.size();
-        spec.inputs.push_back(broadcast_to_lens(o.s, out_shape.lens()));
+        spec.inputs.push_back(broadcast_to(o.s, out_shape.lens()));
         pointers.push_back(o.ptr);
         var[b] = cat("x", k);
     };
@@ -78,10 +104,7 @@ void add_body_kernel(lowering_context& ctx, const instruction& ins, const module
         if (b.is_literal()) {
             const argument& a = b.get_literal().get_argument();
             if (a.get_shape().elements() == 1) {
-                var[&b] = cat("(", value_type(a.get_shape().type()), ")(",
-                              is_float(a.get_shape().type()) ? number(to_doubles(a)[0])
-                                                             : std::to_string(to_int64s(a)[0]) + "ll",
-                              ")");
+                var[&b] = scalar_literal(a);
             } else {
                 operand(&b, {ctx.upload(a, where), a.get_shape()});
             }
@@ -95,31 +118,15 @@ void add_body_kernel(lowering_context& ctx, const instruction& ins, const module
             // A view of something the kernel loads: the same memory read through the view's strides.
             auto src = known.find(&*b.inputs()[alias]);
             if (src == known.end()) fail("gpu: a view of a computed value inside a fused region: ", where);
-            static std::byte sentinel[1];
-            std::vector<argument> args;
-            for (std::size_t i = 0; i < b.inputs().size(); ++i)
-                args.emplace_back(static_cast<int>(i) == alias ? src->second.s : in_shapes[i], sentinel, nullptr);
-            argument v = b.get_operator().compute(b.get_shape(), args, b.module_inputs());
-            known[&b] = {src->second.ptr + (v.data() - sentinel), v.get_shape()};
+            known[&b] = view_operand(b, src->second);
             continue;
         }
         if (!t.pointwise) fail("gpu: not a pointwise op inside a pointwise region: ", where);
         std::vector<std::string> args;
         for (auto i : b.inputs()) args.push_back(var_of(&*i));
-        dtype ty = b.get_shape().type();
-        std::string expr;
-        if (const auto* c = b.get_operator().get_if<ops::convert>()) {
-            expr = rounded(c->target_type, args.at(0));
-        } else if (auto e = b.get_operator().scalar_expr(args)) {
-            // Integer helpers compute in 64 bits; the result wraps to the element type.
-            expr = (ty == dtype::float16 || ty == dtype::bfloat16 || (is_integral(ty) && dtype_bits(ty) < 64))
-                       ? rounded(ty, *e)
-                       : *e;
-        } else {
-            fail("gpu: pointwise op without a scalar expression: ", where);
-        }
+        std::string expr = pointwise_value(b, args, where);
         std::string v = cat("v", n++);
-        code += cat("const ", value_type(ty), " ", v, " = ", expr, ";\n        ");
+        code += cat("const ", value_type(b.get_shape().type()), " ", v, " = ", expr, ";\n        ");
         var[&b] = v;
     }
     if (!result) fail("gpu: fused region without a result: ", ctx.where(ins));

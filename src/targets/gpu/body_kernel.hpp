@@ -17,6 +17,22 @@ struct body_operand {
     shape s;
 };
 
+// The expression of pointwise op `b` over its operands' expressions (its scalar_expr, or its
+// cast for convert), rounded to its element type as ref stores it. Throws naming `where`.
+std::string pointwise_value(const instruction& b, const std::vector<std::string>& args, const std::string& where);
+// v as a C++ double constant, exactly (NaN and infinities too).
+std::string double_literal(double v);
+// A one-element literal as a constant of its compute type.
+std::string scalar_literal(const argument& a);
+// expr rounded to dtype t's storage and loaded back ("kiln::load(kiln::storer<half>::from(e))").
+std::string stored_value(dtype t, const std::string& expr);
+// numpy broadcasting: s's dims right-aligned to `lens`, stride 0 where s has none or 1.
+shape broadcast_to(const shape& s, const std::vector<std::size_t>& lens);
+
+// What view instruction `b` makes of the operand `src` it aliases: the same memory read through
+// the view's strides.
+body_operand view_operand(const instruction& b, const body_operand& src);
+
 // Adds the kernel computing `body`'s returned value into `out` (shape `out_shape`), given the
 // operands of its parameters and of any other instruction already computed (a fused epilogue's
 // anchor). Throws naming the body instruction it cannot express.

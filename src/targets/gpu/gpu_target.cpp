@@ -11,7 +11,6 @@
 #include "core/eval.hpp"
 #include "core/target.hpp"
 #include "passes/analysis/memory_plan.hpp"
-#include "passes/pipeline.hpp"
 #include "targets/gpu/device.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/libraries.hpp"
@@ -188,23 +187,12 @@ private:
     executable_stats stats_;
 };
 
-// Checks, after lowering, that every instruction has a GPU implementation: one compile error
-// lists them all instead of failing on the first at load.
-pass check_supported_pass() {
-    return pass{"gpu_check_supported", [](module& m) { check_supported(m); }};
-}
-
 class gpu_target final : public target {
 public:
     gpu_target() : arch_(current_device().arch) {}
     std::string name() const override { return "gpu"; }
     std::string device_arch() const override { return arch_; }
-    std::vector<pass> passes(const compile_options& opts) const override {
-        // fused_reduce regions are not generated yet: reductions stay lone ops (lane kernels).
-        auto ps = generic_passes(opts, fusion_policy{.epilogues = true, .reductions = false, .pointwise = true});
-        ps.push_back(check_supported_pass());
-        return ps;
-    }
+    std::vector<pass> passes(const compile_options& opts) const override { return gpu_passes(opts); }
     std::vector<std::string> ignored_options(const compile_options& opts) const override {
         std::vector<std::string> r;
         if (opts.offload_copy) r.push_back("--enable-offload-copy (the gpu target always copies host inputs and outputs)");

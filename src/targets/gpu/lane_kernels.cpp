@@ -13,100 +13,10 @@
 #include "ops/softmax.hpp"
 #include "ops/window.hpp"
 #include "targets/gpu/body_kernel.hpp"
+#include "targets/gpu/lane_util.hpp"
 
 namespace kiln::gpu {
 namespace {
-
-std::string list(const std::vector<std::size_t>& v) {
-    std::string s;
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]) + "ull";
-    return s.empty() ? "1ull" : s;
-}
-
-// The layout of the dims `axes` of s (lens and strides of those dims, in order).
-std::string layout_of(const shape& s, const std::vector<std::size_t>& axes) {
-    std::vector<std::size_t> l, st;
-    for (auto a : axes) l.push_back(s.lens()[a]), st.push_back(s.strides()[a]);
-    if (l.empty()) l.push_back(1), st.push_back(0);
-    return cat("kiln::layout<", l.size(), ">{{", list(l), "}, {", list(st), "}}");
-}
-
-std::size_t product(const shape& s, const std::vector<std::size_t>& axes) {
-    std::size_t n = 1;
-    for (auto a : axes) n *= s.lens()[a];
-    return n;
-}
-
-std::string acc_type(dtype t) { return t == dtype::float64 ? "double" : is_float(t) ? "float" : compute_type(t); }
-
-struct lane_split {
-    std::vector<std::size_t> kept, reduced;
-};
-lane_split split(std::size_t ndim, const std::vector<std::size_t>& reduced) {
-    lane_split r{{}, reduced};
-    for (std::size_t d = 0; d < ndim; ++d)
-        if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) r.kept.push_back(d);
-    return r;
-}
-
-// The kernel's frame: parameters, shared memory, and the loop over lanes; `body` uses `base`
-// (the lane's input offset), `ybase` (its output offset), Lr/Yr (offsets within the lane).
-kernel_source lane_kernel(const std::string& params, const std::string& acc, const shape& x, const shape& y,
-                          const lane_split& sx, const lane_split& sy, const std::string& body, const std::string& where) {
-    std::size_t lanes = product(x, sx.kept);
-    std::string code = cat("#include \"kiln_lane.cuh\"\n#include \"scalar_helpers.h\"\n",
-                           "extern \"C\" __global__ void __launch_bounds__(256) kiln_lane(", params, ") {\n",
-                           "    __shared__ ", acc, " smem[32];\n",
-                           "    constexpr auto Lk = ", layout_of(x, sx.kept), ";\n",
-                           "    constexpr auto Lr = ", layout_of(x, sx.reduced), ";\n",
-                           "    constexpr auto Yk = ", layout_of(y, sy.kept), ";\n",
-                           "    constexpr auto Yr = ", layout_of(y, sy.reduced), ";\n",
-                           "    constexpr kiln::index_t R = ", product(x, sx.reduced), "ull;\n",
-                           "    for (kiln::index_t lane = blockIdx.x; lane < ", lanes, "ull; lane += gridDim.x) {\n",
-                           "        const kiln::index_t base = Lk.offset(lane), ybase = Yk.offset(lane);\n",
-                           "        (void)ybase; (void)Yr; (void)R;\n", body, "    }\n}\n");
-    return {"kiln_lane", code, where};
-}
-
-launch_dims lane_launch(std::size_t lanes) { return {static_cast<unsigned>(std::clamp<std::size_t>(lanes, 1, 1u << 20)), 256}; }
-
-struct reduce_kind {
-    std::string init, map, combine, final;   // map(v), combine(a, b), final(acc) with R in scope
-};
-
-std::optional<reduce_kind> kind_of(const operation& op, const std::string& acc) {
-    std::string lowest = acc == "float" ? "kiln::neg_inf_f()" : acc == "double" ? "(-1.0/0.0)" : "(-9223372036854775807ll - 1)";
-    std::string highest = acc == "float" ? "(-kiln::neg_inf_f())" : acc == "double" ? "(1.0/0.0)" : "9223372036854775807ll";
-    if (acc == "kiln::u64") lowest = "0ull", highest = "18446744073709551615ull";
-    std::string add = "a + b";
-    if (op.get_if<ops::reduce_sum>()) return reduce_kind{"0", "v", add, "acc"};
-    if (op.get_if<ops::reduce_mean>()) return reduce_kind{"0", "v", add, cat("acc / (", acc, ")R")};
-    if (op.get_if<ops::reduce_prod>()) return reduce_kind{"1", "v", "a * b", "acc"};
-    if (op.get_if<ops::reduce_max>()) return reduce_kind{lowest, "v", "kiln::max_nan(a, b)", "acc"};
-    if (op.get_if<ops::reduce_min>()) return reduce_kind{highest, "v", "kiln::min_nan(a, b)", "acc"};
-    if (op.get_if<ops::reduce_l1>()) return reduce_kind{"0", "(v < 0 ? -v : v)", add, "acc"};
-    if (op.get_if<ops::reduce_l2>()) return reduce_kind{"0", "v * v", add, "sqrt(acc)"};
-    if (op.get_if<ops::reduce_sum_square>()) return reduce_kind{"0", "v * v", add, "acc"};
-    if (op.get_if<ops::reduce_log_sum>()) return reduce_kind{"0", "v", add, "log(acc)"};
-    if (op.get_if<ops::reduce_log_sum_exp>()) return reduce_kind{"0", "exp(v)", add, "log(acc)"};
-    return std::nullopt;
-}
-
-std::vector<std::size_t> reduced_axes_of(const operation& op, std::size_t ndim) {
-    std::vector<std::size_t> r;
-    auto visit = [&](const auto& o) { r = o.reduced_axes(ndim); };
-    if (auto* p = op.get_if<ops::reduce_sum>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_mean>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_prod>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_max>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_min>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_l1>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_l2>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_sum_square>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_log_sum>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_log_sum_exp>()) visit(*p);
-    return r;
-}
 
 bool is_noop(const operation& op);
 
@@ -120,7 +30,7 @@ void lower_reduce(lowering_context& ctx, const instruction& ins) {
         return;
     }
     std::string acc = acc_type(x.type());
-    auto k = *kind_of(ins.get_operator(), acc);
+    auto k = *kind_of(ins.get_operator(), x.type());
     auto axes = reduced_axes_of(ins.get_operator(), x.lens().size());
     lane_split sx = split(x.lens().size(), axes);
     // The output's dims in order are the kept dims (keepdims leaves 1s where the reduced were).
@@ -260,16 +170,6 @@ void lower_batch_norm(lowering_context& ctx, const instruction& ins) {
     ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(spec.output.elements()), std::move(ptrs));
 }
 
-bool is_reduce(const instruction& ins) {
-    const auto& op = ins.get_operator();
-    if (!kind_of(op, "float")) return false;
-    const shape& x = ins.inputs().at(0)->get_shape();
-    if (x.elements() == 0 || x.type() == dtype::bool_) return false;
-    if (is_float(x.type())) return true;
-    return op.get_if<ops::reduce_sum>() || op.get_if<ops::reduce_prod>() || op.get_if<ops::reduce_max>() ||
-           op.get_if<ops::reduce_min>();
-}
-
 bool is_noop(const operation& op) {
     bool r = false;
     auto visit = [&](const auto& o) { r = o.noop(); };
@@ -286,7 +186,7 @@ bool is_noop(const operation& op) {
     return r;
 }
 
-const gpu_lowering_registrar reduce_lowering{{"reduction (generated lane kernel)", is_reduce,
+const gpu_lowering_registrar reduce_lowering{{"reduction (generated lane kernel)", lane_reducible,
                                               [](lowering_context& ctx, const instruction& ins) { lower_reduce(ctx, ins); }}};
 const gpu_lowering_registrar softmax_lowering{{
     "softmax (generated lane kernel)",

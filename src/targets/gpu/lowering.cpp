@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/eval.hpp"
+#include "passes/pipeline.hpp"
 #include "targets/gpu/gpu_error.hpp"
 
 namespace kiln::gpu {
@@ -36,10 +37,13 @@ void lowering_context::add_step(const instruction& ins, std::function<void(cudaS
 }
 
 std::byte* lowering_context::scratch(std::size_t bytes, const char* what) {
+    static std::byte stand_in[1];
+    if (!on_device_) return stand_in;
     return scratch_buffers.emplace_back(bytes, what).data();
 }
 
 std::byte* lowering_context::upload(const argument& a, const std::string& where) {
+    if (!on_device_) return scratch(0, "a stand-in");
     argument std_copy = a.get_shape().standard() ? a : a.copy();
     std::byte* d = scratch(std_copy.get_shape().bytes(), "a fused body's literal");
     copy_to_device(d, std_copy.data(), std_copy.get_shape().bytes(), cat("uploading a literal of ", where));
@@ -95,6 +99,12 @@ void check_supported(const module& m) {
                           " (kiln does not fall back to the host):");
     for (const auto& s : missing) msg += "\n  " + s;
     throw error(msg);
+}
+
+std::vector<pass> gpu_passes(const compile_options& opts) {
+    auto ps = generic_passes(opts, fusion_policy{.epilogues = true, .reductions = true, .pointwise = true});
+    ps.push_back(pass{"gpu_check_supported", [](module& m) { check_supported(m); }});
+    return ps;
 }
 
 }  // namespace kiln::gpu

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/module.hpp"
+#include "core/pass.hpp"
+#include "core/target.hpp"
 #include "targets/gpu/device.hpp"
 #include "targets/gpu/elementwise.hpp"
 #include "targets/gpu/kernel_compiler.hpp"
@@ -36,8 +38,11 @@ struct kernel_launch {
 
 class lowering_context {
 public:
-    lowering_context(const module& m, library_handles& libs, std::function<std::byte*(const instruction&)> address)
-        : m_(m), libs_(libs), address_(std::move(address)) {}
+    // `on_device` false: lowering only, to check and compile what it generates where there is no
+    // GPU; device memory it would keep (uploads, scratch) is a stand-in pointer then.
+    lowering_context(const module& m, library_handles& libs, std::function<std::byte*(const instruction&)> address,
+                     bool on_device = true)
+        : m_(m), libs_(libs), address_(std::move(address)), on_device_(on_device) {}
 
     const module& main() const { return m_; }
     std::byte* address(const instruction& ins) const { return address_(ins); }
@@ -63,6 +68,7 @@ private:
     const module& m_;
     library_handles& libs_;
     std::function<std::byte*(const instruction&)> address_;
+    bool on_device_ = true;
 };
 
 struct gpu_lowering {
@@ -85,5 +91,8 @@ const gpu_lowering* find_lowering(const instruction& ins);
 // Throws, listing every instruction of the program's main that has no GPU implementation with
 // its ONNX node ("gpu: no GPU implementation for 2 instructions: ..."); does nothing otherwise.
 void check_supported(const module& m);
+// The gpu target's pipeline: the generic passes with the fusion policy the lowerings execute,
+// then the check above (the pass `gpu_check_supported`).
+std::vector<pass> gpu_passes(const compile_options& opts);
 
 }  // namespace kiln::gpu
