@@ -30,7 +30,8 @@ typedef enum kiln_status {
     KILN_STATUS_INPUT_ERROR = 5,      /* a missing, unknown or mis-shaped input or output buffer */
     KILN_STATUS_RUN_ERROR = 6,
     KILN_STATUS_IO_ERROR = 7,         /* a file cannot be written or read */
-    KILN_STATUS_INTERNAL_ERROR = 8
+    KILN_STATUS_INTERNAL_ERROR = 8,
+    KILN_STATUS_CANCELLED = 9         /* kiln_program_cancel stopped the call */
 } kiln_status;
 
 /* Element types, in kiln's order. int4/uint4 are packed two per byte, low nibble first. */
@@ -134,6 +135,12 @@ KILN_API kiln_status kiln_program_output_shape(kiln_program_t p, size_t i, kiln_
  * host memory on the ref target. */
 KILN_API kiln_status kiln_program_run(kiln_program_t p, const char* const* input_names, const kiln_argument_t* inputs,
                                       size_t input_count, const kiln_argument_t* outputs, size_t output_count);
+
+/* Stops the program's compile or run in progress on another thread (or, when none is,
+ * the next one): it returns KILN_STATUS_CANCELLED, its message naming the instruction it stopped
+ * before. Thread-safe. Checked before each instruction and each Loop iteration, so an instruction
+ * already running finishes first. */
+KILN_API kiln_status kiln_program_cancel(kiln_program_t p);
 
 /* Saves a compiled program (with its target, compile options and output names) to `path`;
  * kiln_load reads it back compiled, without compiling again. A missing, truncated or corrupted

@@ -201,6 +201,8 @@ public:
 
     kiln_program_t get() const { return h_.get(); }
     void save(const std::string& path) const { check(kiln_program_save(get(), path.c_str())); }
+    // Thread-safe: stops a compile or run in progress on another thread (kiln_program_cancel).
+    void cancel() const { check(kiln_program_cancel(get())); }
     // "" : the default target (gpu where a GPU is found, else cpu).
     void compile(const std::string& target = "", const compile_options& o = {}) {
         check(kiln_program_compile(get(), target.c_str(), o.get()));

@@ -11,10 +11,12 @@
     print(kiln.verify(kiln.parse_onnx("model.onnx")))   # default target against ref without passes
 
 Errors are kiln.Error subclasses (ParseError, TargetError, CompileError, InputError, RunError,
-FileError) carrying kiln's message, which names the node, input or option at fault.
+FileError, CancelledError) carrying kiln's message, which names the node, input or option at fault.
+Program.cancel(), from another thread, stops a compile or run with CancelledError.
 """
 from ._kiln import (
     Argument,
+    CancelledError,
     CompileError,
     CompileOptions,
     DynamicDim,
@@ -45,7 +47,7 @@ Argument.from_dlpack = staticmethod(from_dlpack)
 __version__ = "0.1.0"
 
 __all__ = [
-    "Argument", "CompileError", "CompileOptions", "DynamicDim", "Error", "FileError", "InputError",
+    "Argument", "CancelledError", "CompileError", "CompileOptions", "DynamicDim", "Error", "FileError", "InputError",
     "InstructionTime", "OutputCheck", "ParseError", "PerfReport", "Program", "RunError", "Shape", "TargetError",
     "VerifyReport", "built_targets", "from_dlpack", "load", "onnx_ops", "ops", "parse_onnx", "parse_text",
     "verify",

@@ -26,7 +26,7 @@ struct py_compile_options {
 
 // The exception classes; set when the module initialises.
 struct error_classes {
-    py::object base, parse, target, compile, input, run, io;
+    py::object base, parse, target, compile, input, run, io, cancelled;
 } errors;
 
 py::object error_class(stage s) {
@@ -62,9 +62,13 @@ void register_errors(py::module_& m) {
                               "An input is missing, unknown, or of the wrong type or shape.");
     errors.run = make_error(m, "RunError", {errors.base}, "Running the program failed (the message names the node).");
     errors.io = make_error(m, "FileError", {errors.base, builtin("OSError")}, "A file cannot be read or written.");
+    errors.cancelled = make_error(m, "CancelledError", {errors.base},
+                                  "Program.cancel() stopped the call (the message names where).");
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
+        } catch (const cancelled& e) {
+            PyErr_SetString(errors.cancelled.ptr(), e.what());
         } catch (const stage_error& e) {
             PyErr_SetString(error_class(e.where).ptr(), e.what());
         } catch (const error& e) {
@@ -201,6 +205,10 @@ void bind_program(py::module_& m) {
              "found, else cpu). A program compiles once.")
         .def("run", &run, py::arg("inputs"),
              "Runs the compiled program on {name: array}; returns {output name: numpy array}.")
+        .def("cancel", [](const api_program& p) { p.control.cancel(); },
+             "Stops this program's compile, run, verify or perf_report in progress on another thread (or, "
+             "when none is, the next one), which raises kiln.CancelledError naming the instruction it stopped "
+             "before. Checked before each instruction and Loop iteration.")
         .def("input_names", [](const api_program& p) { return p.input_names; }, "The inputs' names, in order.")
         .def("output_names", [](const api_program& p) { return p.output_names; },
              "The outputs' names, in order (ONNX names; '#output_I' for programs from text IR).")

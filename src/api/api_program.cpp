@@ -100,6 +100,7 @@ void compile(api_program& p, const std::string& target_name, const compile_optio
     if (p.compiled())
         throw stage_error(stage::compile, cat("the program is already compiled for '", p.target_name(),
                                               "'; parse or load it again to compile for '", target_name, "'"));
+    run_control_scope scope(p.control);
     p.exe = at_stage(stage::compile, [&] { return t->compile(std::move(p.prog), opts, pass_options{.dump_dir = ""}); });
     p.target = t->name();
     p.device_arch = t->device_arch();
@@ -136,6 +137,7 @@ std::vector<argument> run(api_program& p, const param_map& inputs) {
     if (!p.compiled()) throw stage_error(stage::run, "the program is not compiled: compile it for a target first");
     check_inputs(p, inputs);
     std::lock_guard lock(p.running);
+    run_control_scope scope(p.control);
     auto outs = at_stage(stage::run, [&] { return p.exe->run(inputs); });
     // The executable owns its outputs until its next run; the caller gets its own.
     for (auto& o : outs) o = o.copy();

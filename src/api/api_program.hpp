@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/target.hpp"
 #include "frontends/onnx/onnx.hpp"
@@ -35,6 +36,8 @@ auto at_stage(stage s, F&& f) {
         return f();
     } catch (const stage_error&) {
         throw;
+    } catch (const cancelled&) {   // each API reports a cancel as such, at any stage
+        throw;
     } catch (const std::exception& e) {
         throw stage_error(s, e.what());
     }
@@ -48,6 +51,9 @@ struct api_program {
     std::string target, device_arch;         // what it was compiled for
     compile_options options;
     std::mutex running;                      // an executable runs one call at a time
+    // Current while it compiles, runs, verifies or is timed; cancel() needs no lock, so another
+    // thread stops a call in progress (mutable: verify reads the program but may be cancelled).
+    mutable run_control control;
 
     bool compiled() const { return exe != nullptr; }
     std::string target_name() const { return target; }

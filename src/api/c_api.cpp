@@ -46,6 +46,7 @@ const char* kiln_status_string(kiln_status s) {
         case KILN_STATUS_RUN_ERROR: return "run error";
         case KILN_STATUS_IO_ERROR: return "i/o error";
         case KILN_STATUS_INTERNAL_ERROR: return "internal error";
+        case KILN_STATUS_CANCELLED: return "cancelled";
     }
     return "unknown status";
 }
@@ -236,6 +237,10 @@ kiln_status kiln_program_run(kiln_program_t p, const char* const* input_names, c
         auto results = kiln::api::run(prog, in);
         for (size_t k = 0; k < output_count; ++k) copy_into(results[k], outputs[k]->a, prog.output_names[k]);
     });
+}
+
+kiln_status kiln_program_cancel(kiln_program_t p) {
+    return guard([&] { need(p, "program").p->control.cancel(); });
 }
 
 kiln_status kiln_program_save(kiln_program_t p, const char* path) {

@@ -72,6 +72,9 @@ inline kiln_status guard(F&& f, kiln_status otherwise = KILN_STATUS_BAD_PARAM) {
     } catch (const kiln::error& e) {
         last_error = e.what();
         return otherwise;
+    } catch (const kiln::cancelled& e) {
+        last_error = e.what();
+        return KILN_STATUS_CANCELLED;
     } catch (const std::bad_alloc&) {
         last_error = "out of memory";
         return KILN_STATUS_INTERNAL_ERROR;

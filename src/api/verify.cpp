@@ -61,6 +61,7 @@ verify_report verify(const api_program& p, param_map inputs, const std::string& 
                                               p.target_name(), "'; parse or load it again"));
     inputs = complete_inputs(p, std::move(inputs), seed);
     check_inputs(p, inputs);
+    run_control_scope scope(p.control);
     verify_result v = at_stage(stage::compile, [&] { return verify_program(p.prog, *t, inputs, {opts, tol}); });
     verify_report r{v.pass, seed, {}};
     for (std::size_t i = 0; i < v.outputs.size(); ++i) r.outputs.push_back({p.output_names.at(i), v.outputs[i].cmp});
@@ -88,6 +89,7 @@ perf_result time_runs(api_program& p, param_map inputs, std::size_t iterations, 
     check_inputs(p, inputs);
     perf_result r{p.target_name()};
     std::lock_guard lock(p.running);
+    run_control_scope scope(p.control);
     r.timings = at_stage(stage::run, [&] { return measure_program(*p.exe, inputs, iterations); });
     double total = r.timings.instructions_ms;
     for (const auto& i : r.timings.instructions) r.instructions.push_back({i.line, i.op, i.ms, share_of(i.ms, total)});

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 
@@ -95,6 +96,7 @@ struct interpreter {
         for (const auto& ins : m) {
             last = &ins;
             if (ins.is_param()) continue;
+            check_cancelled([&] { return describe(m, ins); });
             if (ins.is_literal()) {
                 results[&ins] = ins.get_literal().get_argument();
                 if (observe) (*observe)(ins, results[&ins], 0.0);
@@ -110,6 +112,8 @@ struct interpreter {
                 results[&ins] = run_one(ins);
             } catch (const error& e) {
                 fail(describe(m, ins), ": ", e.what());
+            } catch (const cancelled& e) {   // in a body it runs: the path down to where it stopped
+                throw cancelled(cat(describe(m, ins), ": ", e.what()));
             }
             if (observe)
                 (*observe)(ins, results[&ins],

@@ -1,9 +1,10 @@
 // The kiln command: `kiln COMMAND [options]`. Exit status 0 on success, 1 on an error, 2 on a
-// usage error; messages go to stderr prefixed "kiln: error: ".
+// usage error, 3 when --timeout stopped it; messages go to stderr prefixed "kiln: error: ".
 #include <algorithm>
 #include <exception>
 #include <iostream>
 
+#include "core/cancel.hpp"
 #include "driver/commands.hpp"
 
 namespace kiln::driver {
@@ -64,7 +65,16 @@ int run_driver(const std::vector<std::string>& words) {
         std::cout << help_text(cmd.spec);
         return 0;
     }
-    return cmd.run(parse_args(cmd.spec, rest));
+    parsed_args args = parse_args(cmd.spec, rest);
+    // --timeout bounds the whole command: constant folding at compile time as much as the runs.
+    run_control control;
+    if (args.has("--timeout")) {
+        double seconds = parse_nonnegative(args.get("--timeout"), "--timeout");
+        if (seconds == 0) throw usage_error("--timeout expects a positive number of seconds, got 0");
+        control.set_timeout(seconds);
+    }
+    run_control_scope scope(control);
+    return cmd.run(args);
 }
 
 }  // namespace
@@ -77,6 +87,9 @@ int main(int argc, char** argv) {
     } catch (const kiln::driver::usage_error& e) {
         std::cerr << "kiln: error: " << e.what() << "\n";
         return 2;
+    } catch (const kiln::cancelled& e) {
+        std::cerr << "kiln: error: " << e.what() << "\n";
+        return 3;
     } catch (const std::exception& e) {
         std::cerr << "kiln: error: " << e.what() << "\n";
         return 1;

@@ -90,6 +90,7 @@ command perf_command() {
     s.options.insert(s.options.end(), own.begin(), own.end());
     for (auto& o : compile_option_specs()) s.options.push_back(o);
     for (auto& o : loader_options()) s.options.push_back(o);
+    s.options.push_back(timeout_option_spec());
     s.examples = {"kiln perf mlp.kir -O", "kiln perf mlp.kiln -n 1000", "kiln perf model.onnx -O --trace trace.json",
                   "kiln perf model.onnx --batch 8 -O"};
     return {s, run_perf};

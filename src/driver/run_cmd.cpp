@@ -158,6 +158,7 @@ command run_command() {
     s.options.insert(s.options.end(), own.begin(), own.end());
     for (auto& o : compile_option_specs()) s.options.push_back(o);
     for (auto& o : loader_options()) s.options.push_back(o);
+    s.options.push_back(timeout_option_spec());
     s.examples = {"kiln run mlp.kir", "kiln run mlp.kir --fill1 --print-all --quiet", "kiln run mlp.kir -O --fp16",
                   "kiln run mlp.kiln",
                   "kiln run model.kir --seed 7 --fill0 mask --input-dim @x 4 784",

@@ -28,6 +28,12 @@ std::vector<option_spec> input_option_specs() {
     };
 }
 
+option_spec timeout_option_spec() {
+    return {{"--timeout"}, option_spec::one, "SECONDS",
+            "stop with exit status 3 when the command (load, compile, runs) has taken\n"
+            "SECONDS, before the next instruction or Loop iteration"};
+}
+
 input_options read_input_options(const parsed_args& args) {
     input_options o;
     o.seed = parse_count(args.get("--seed", "0"), "--seed");

@@ -16,6 +16,9 @@ namespace kiln::driver {
 std::vector<option_spec> input_option_specs();
 input_options read_input_options(const parsed_args& args);
 
+// --timeout SECONDS (run, verify, perf); main.cpp applies it to the whole command.
+option_spec timeout_option_spec();
+
 struct session {
     model_file file;
     compile_settings settings;          // a saved program's own, when FILE is one

@@ -124,6 +124,7 @@ command verify_command() {
     s.options.insert(s.options.end(), own.begin(), own.end());
     for (auto& o : compile_option_specs()) s.options.push_back(o);
     for (auto& o : loader_options()) s.options.push_back(o);
+    s.options.push_back(timeout_option_spec());
     s.examples = {"kiln verify mlp.kir -O", "kiln verify model.onnx -O --fp16 --rms-tol 0.01",
                   "kiln verify model.onnx -O -i", "kiln verify model.onnx -O --bisect",
                   "kiln verify model.onnx -O --reduce -o small.kir"};

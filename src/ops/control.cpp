@@ -6,6 +6,7 @@
 #include <array>
 #include <iterator>
 
+#include "core/cancel.hpp"
 #include "core/module.hpp"
 #include "ops/common.hpp"
 
@@ -188,7 +189,12 @@ struct loop {
                 fail("the loop runs past max_iterations=", max_iterations, "; its trip count and cond allow more");
             std::vector<argument> in{make_flag(params[0]->get_shape(), i), make_flag(params[1]->get_shape(), 1)};
             in.insert(in.end(), carried.begin(), carried.end());
-            auto outs = run(body, in);
+            std::vector<argument> outs;
+            try {   // the body's instructions check for a cancel; this names the iteration it stopped in
+                outs = run(body, in);
+            } catch (const cancelled& e) {
+                throw cancelled(cat("iteration ", i, ": ", e.what()));
+            }
             cond = read_flag(outs[0]) != 0;
             std::copy(outs.begin() + 1, outs.begin() + 1 + static_cast<std::ptrdiff_t>(n), carried.begin());
             for (std::size_t s = 0; s < k; ++s) scans[s].push_back(outs[1 + n + s]);

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "passes/analysis/memory_plan.hpp"
@@ -172,6 +173,7 @@ struct program_executor::module_state {
         for (std::size_t k = 0; k < steps.size(); ++k) {
             step& s = steps[k];
             if (s.ins->is_param()) continue;
+            check_cancelled([&] { return describe(m, *s.ins); });
             if (s.ins->is_literal()) {
                 if (observe) (*observe)(*s.ins, results[k], 0.0);
                 continue;
@@ -188,6 +190,8 @@ struct program_executor::module_state {
                 results[k] = compute(s, into);
             } catch (const error& e) {
                 fail(describe(m, *s.ins), ": ", e.what());
+            } catch (const cancelled& e) {
+                throw cancelled(cat(describe(m, *s.ins), ": ", e.what()));
             }
             if (observe)
                 (*observe)(*s.ins, results[k],

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/module.hpp"
 #include "core/random.hpp"
@@ -131,6 +133,58 @@ TEST(gpu_device, executable_views_literals_and_staging) {
     EXPECT_EQ(host_buffer_allocations(), allocs);
     ASSERT_EQ(got.size(), 2u);
     for (std::size_t i = 0; i < 2; ++i) EXPECT_TRUE(got[i].copy().same_values(w[i])) << i;
+}
+
+// Run-time checks through the device-side error slots: in-range gathers (negative indices too)
+// match ref; an index out of range fails the run with ref's message naming the node, and the
+// executable runs again afterwards (the slots are cleared each run).
+TEST(gpu_device, gather_index_out_of_range_fails_naming_the_node) {
+    program p = parse_text(
+        "x = @param:x -> float_type, {3, 4}\ni = @param:i -> int64_type, {2, 2}\n@0 = gather[axis=1](x,i)\n"
+        "@1 = @return(@0)\n");
+    compile_options opts;
+    opts.optimize = false;
+    auto gpu = make_target("gpu")->compile(p.clone(), opts);
+    auto ref = make_target("ref")->compile(p.clone(), opts);
+    argument x = random_argument(shape(dtype::float32, std::vector<std::size_t>{3, 4}), 5);
+    auto indices = [](std::vector<std::int64_t> v) {
+        argument a(shape(dtype::int64, std::vector<std::size_t>{2, 2}));
+        std::memcpy(a.data(), v.data(), 4 * sizeof(std::int64_t));
+        return a;
+    };
+    param_map good{{"x", x}, {"i", indices({0, 3, -1, -4})}};
+    auto want = ref->run(good)[0].copy();
+    EXPECT_TRUE(gpu->run(good)[0].copy().same_values(want));
+    param_map bad{{"x", x}, {"i", indices({0, 3, 4, 1})}};
+    try {
+        gpu->run(bad);
+        ADD_FAILURE() << "no error";
+    } catch (const error& e) {
+        EXPECT_NE(std::string(e.what()).find("@0 = gather[axis=1]: index 4 (indices element 2) is out of range for dim "
+                                             "1 of size 4 (valid: -4 to 3)"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_TRUE(gpu->run(good)[0].copy().same_values(want));
+}
+
+// A cancel stops a gpu run before its next launch, naming the instruction.
+TEST(gpu_device, a_cancel_stops_the_run_before_a_launch) {
+    program p = parse_text("x = @param:x -> float_type, {64}\n@0 = neg(x)\n@1 = exp(@0)\n@2 = @return(@1)\n");
+    compile_options opts;
+    opts.optimize = false;
+    auto gpu = make_target("gpu")->compile(p.clone(), opts);
+    param_map in{{"x", random_argument(shape(dtype::float32, std::vector<std::size_t>{64}), 2)}};
+    run_control c;
+    c.cancel();
+    run_control_scope scope(c);
+    try {
+        gpu->run(in);
+        ADD_FAILURE() << "not stopped";
+    } catch (const cancelled& e) {
+        EXPECT_NE(std::string(e.what()).find("module main: @0 = neg: cancelled"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(gpu->run(in));   // the cancel was taken
 }
 
 }  // namespace

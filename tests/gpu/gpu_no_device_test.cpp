@@ -13,6 +13,7 @@
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
 #include "ops/fused.hpp"
+#include "ops/gather.hpp"
 #include "ops_test_util.hpp"
 
 #include <algorithm>
@@ -209,6 +210,8 @@ TEST(gpu_no_device, generated_kernels_of_the_op_cases_compile) {
             if (!p) continue;
             static std::byte fake[1];
             gpu::lowering_context ctx(p->main(), libs, [](const instruction&) { return fake; }, false);
+            gpu::device_error_flags flags(fake, p->main().size());
+            ctx.error_flags = &flags;
             for (const auto& ins : p->main()) {
                 const auto* l = computes(ins) ? gpu::find_lowering(ins) : nullptr;
                 if (!l || ins.get_operator().traits().contraction || ins.get_operator().get_if<ops::fused_epilogue>()) continue;
@@ -226,6 +229,39 @@ TEST(gpu_no_device, generated_kernels_of_the_op_cases_compile) {
         }
     }
     std::printf("compiled %zu generated kernels of %zu ops\n", compiled, seen.size());
+}
+
+// The run-time checks' host side: a set slot is an error naming its instruction in the words its
+// lowering gave (the reference's message for gather); no slot set, no error. The device side is
+// tests/gpu/gpu_device_test.cpp's gather_index_out_of_range_fails_naming_the_node.
+TEST(gpu_no_device, a_set_error_slot_fails_naming_the_instruction) {
+    program p = parse_text(
+        "x = @param:x -> float_type, {3}\ni = @param:i -> int64_type, {2}\n@0 = gather[axis=0](x,i)\n"
+        "@1 = neg(@0)\n@2 = @return(@1)\n");
+    gpu::library_handles libs(nullptr);
+    static std::byte fake[1];
+    gpu::lowering_context ctx(p.main(), libs, [](const instruction&) { return fake; }, false);
+    std::vector<gpu::error_slot> slots(p.main().size());
+    gpu::device_error_flags flags(slots.data(), slots.size());
+    ctx.error_flags = &flags;
+    for (const auto& ins : p.main())
+        if (ins.get_operator().get_if<ops::gather>()) gpu::find_lowering(ins)->lower(ctx, ins);
+    ASSERT_EQ(flags.used(), 1u);
+    ASSERT_EQ(ctx.sources.size(), 1u);
+    EXPECT_NE(ctx.sources[0].code.find("kiln::raise(err, kiln::error_index_out_of_range"), std::string::npos);
+    EXPECT_NO_THROW(gpu::compile_to_cubin(ctx.sources[0], {"sm_90", true, false, {}}));
+    EXPECT_NO_THROW(flags.check(slots.data()));
+    slots[0] = {static_cast<std::uint32_t>(gpu::error_code::index_out_of_range), 0, -7, 1};
+    try {
+        flags.check(slots.data());
+        ADD_FAILURE() << "no error";
+    } catch (const error& e) {
+        EXPECT_NE(std::string(e.what()).find(
+                      "module main: @0 = gather[axis=0]: index -7 (indices element 1) is out of range for dim 0 of size 3 "
+                      "(valid: -3 to 2)"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 }  // namespace

@@ -46,3 +46,32 @@ def test_negative_tolerances_are_an_error(tol):
 def test_shape_elements_overflow_is_an_error():
     with pytest.raises(kiln.Error, match=r"its element count exceeds 2\^63"):
         kiln.Shape("float32", [2**40, 2**40, 2**40])
+
+
+def endless_loop_model():
+    """y = Loop(M=2**62, cond=True, x), each iteration negating x: runs until cancelled."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"], name="keep_going"),
+         helper.make_node("Neg", ["v_in"], ["v_out"], name="flip")], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [3])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "cond", "x"], ["y"], name="endless", body=body)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+        [helper.make_tensor("M", TensorProto.INT64, [], [2**62]), helper.make_tensor("cond", TensorProto.BOOL, [], [True])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_cancel_from_another_thread_stops_a_run():
+    import threading
+    p = kiln.parse_onnx(endless_loop_model())
+    p.compile("ref")
+    timer = threading.Timer(0.2, p.cancel)
+    timer.start()
+    with pytest.raises(kiln.CancelledError, match=r"\(node 'endless'\): iteration \d+: .*: cancelled"):
+        p.run({"x": np.array([1, -2, 3], np.float32)})
+    timer.join()

@@ -1,5 +1,7 @@
 // Generated gather (ONNX Gather): one output element per thread; the index read from `indices`
-// (negative counts from the end), out-of-range indices clamped (generated code cannot raise).
+// (negative counts from the end). An index out of range is recorded in the instruction's error
+// slot (device/kiln_error.cuh), which fails the run with the reference's message; that element
+// gets 0 and nothing out of bounds is read.
 #include "core/error.hpp"
 #include "ops/gather.hpp"
 #include "targets/gpu/body_kernel.hpp"
@@ -14,27 +16,38 @@ void lower_gather(lowering_context& ctx, const instruction& ins) {
     std::int64_t a = ins.get_operator().get<ops::gather>().axis;
     std::size_t axis = static_cast<std::size_t>(a < 0 ? a + static_cast<std::int64_t>(data.lens().size()) : a);
     std::size_t ni = idx.lens().size();
-    std::string code = cat("#include \"kiln_elementwise.cuh\"\n",
+    std::string code = cat("#include \"kiln_elementwise.cuh\"\n#include \"kiln_error.cuh\"\n",
                            "extern \"C\" __global__ void __launch_bounds__(256) kiln_gather(", device_type(y.type()),
                            "* __restrict__ y, const ", device_type(data.type()), "* __restrict__ data, const ",
-                           device_type(idx.type()), "* __restrict__ idx) {\n",
+                           device_type(idx.type()), "* __restrict__ idx, kiln::error_slot* err) {\n",
                            "    for (kiln::index_t i = kiln::global_thread(); i < ", y.elements(),
                            "ull; i += kiln::grid_threads()) {\n",
-                           "        kiln::index_t r = i; kiln::i64 doff = 0, ioff = 0, c;\n");
+                           "        kiln::index_t r = i; kiln::i64 doff = 0, ioff = 0, c; kiln::u64 ipos = 0, iscale = 1;\n");
     // Output dims: data dims before axis, then the indices' dims, then data dims after axis.
+    // ipos: the row-major position of the index read, which the error names as the reference does.
     for (std::size_t d = y.lens().size(); d-- > 0;) {
         code += cat("        c = (kiln::i64)(r % ", y.lens()[d], "ull); r /= ", y.lens()[d], "ull; ");
         if (d < axis) code += cat("doff += c * ", data.strides()[d], "ll;\n");
-        else if (d < axis + ni) code += cat("ioff += c * ", idx.strides()[d - axis], "ll;\n");
+        else if (d < axis + ni)
+            code += cat("ioff += c * ", idx.strides()[d - axis], "ll; ipos += (kiln::u64)c * iscale; iscale *= ",
+                        idx.lens()[d - axis], "ull;\n");
         else code += cat("doff += c * ", data.strides()[d - ni + 1], "ll;\n");
     }
     std::size_t n = data.lens()[axis];
-    code += cat("        kiln::i64 k = (kiln::i64)idx[ioff]; if (k < 0) k += ", n, "ll; k = k < 0 ? 0 : k >= ", n,
-                "ll ? ", n, "ll - 1 : k;\n",
-                "        y[", y.standard() ? "i" : "0", "] = data[doff + k * ", data.strides()[axis], "ll];\n    }\n}\n");
+    std::string yi = y.standard() ? "i" : "0";
+    code += cat("        kiln::i64 k = (kiln::i64)idx[ioff];\n",
+                "        if (k < -", n, "ll || k >= ", n, "ll) { kiln::raise(err, kiln::error_index_out_of_range, k, ipos); y[",
+                yi, "] = ", device_type(y.type()), "{}; continue; }\n",
+                "        if (k < 0) k += ", n, "ll;\n",
+                "        y[", yi, "] = data[doff + k * ", data.strides()[axis], "ll];\n    }\n}\n");
     if (!y.standard()) fail("gpu: gather into a non-standard output: ", ctx.where(ins));
+    void* err = ctx.error_slot(ins, [axis, n](const error_slot& s) {
+        auto len = static_cast<std::int64_t>(n);
+        return cat("index ", s.value, " (indices element ", s.position, ") is out of range for dim ", axis, " of size ",
+                   n, " (valid: ", -len, " to ", len - 1, ")");
+    });
     ctx.add_kernel(ins, {"kiln_gather", code, ctx.where(ins)}, elementwise_launch(y.elements()),
-                   {ctx.address(ins), ctx.address(*ins.inputs()[0]), ctx.address(*ins.inputs()[1])});
+                   {ctx.address(ins), ctx.address(*ins.inputs()[0]), ctx.address(*ins.inputs()[1]), err});
 }
 
 const gpu_lowering_registrar gather_lowering{{

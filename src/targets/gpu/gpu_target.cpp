@@ -2,16 +2,20 @@
 // once, one arena laid out by plan_memory, a device buffer per parameter, pinned staging for
 // inputs and outputs, the compiled kernels and library plans, and one stream. A run copies the
 // inputs in, launches the steps lowering made (pointers bound at load, so nothing is compiled or
-// allocated), copies the outputs back into pinned buffers it owns, and synchronises once.
+// allocated), copies the outputs back into pinned buffers it owns, and synchronises once; then it
+// reads the run-time checks' error slots (error_flags.hpp), copied back with the outputs. A
+// cancel or --timeout (core/cancel.hpp) is checked before each launch.
 #include <chrono>
 #include <cstring>
 #include <unordered_map>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/eval.hpp"
 #include "core/target.hpp"
 #include "passes/analysis/memory_plan.hpp"
 #include "targets/gpu/device.hpp"
+#include "targets/gpu/error_flags.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
@@ -34,7 +38,11 @@ std::ptrdiff_t view_offset(const instruction& ins, int alias) {
 
 class gpu_executable final : public executable {
 public:
-    gpu_executable(program p, const compile_options& opts) : prog_(std::move(p)), libs_(stream_.get()) {
+    gpu_executable(program p, const compile_options& opts)
+        : prog_(std::move(p)),
+          libs_(stream_.get()),
+          error_slots_(prog_.main().size() * sizeof(error_slot), "the run-time checks' error slots"),
+          errors_(error_slots_.data(), prog_.main().size()) {
         const module& m = prog_.main();
         check_supported(m);
         libs_.allow_tf32 = false;
@@ -51,6 +59,7 @@ public:
         staging_in_ = pinned_buffer(staging, "input staging");
 
         lowering_context ctx(m, libs_, [this](const instruction& i) { return address_of(i); });
+        ctx.error_flags = &errors_;
         for (const auto& ins : m) {
             if (ins.is_return()) {
                 for (auto r : ins.inputs()) outputs_.push_back({&*r, {}});
@@ -77,6 +86,7 @@ public:
             if (o.ins->get_shape().is_tuple()) fail("gpu: a tuple-valued program output is not supported yet: ", describe(m, *o.ins));
             o.host = pinned_buffer(o.ins->get_shape().bytes(), "an output");
         }
+        if (errors_.used()) errors_host_ = pinned_buffer(errors_.bytes(), "the run-time checks' error slots");
         stats_.kernels = kstats.kernels;
         stats_.cache_hits = kstats.cache_hits;
         stats_.arena_bytes = plan_.arena_bytes;
@@ -149,7 +159,13 @@ private:
     std::vector<argument> run_impl(const param_map& inputs, const instruction_observer* observe) {
         stage_inputs(inputs);
         const module& m = prog_.main();
+        errors_.clear(stream_.get());
         for (auto& s : steps_) {
+            if (run_control* c = current_run_control(); c && c->should_stop()) {
+                // What was launched finishes first: the next run reuses the staging buffers.
+                stream_.synchronize("finishing the launched kernels of a stopped run");
+                check_cancelled([&] { return describe(m, *s.ins); });
+            }
             auto t0 = std::chrono::steady_clock::now();
             s.launch(stream_.get());
             if (!observe) continue;
@@ -167,7 +183,9 @@ private:
                            cat("copying the output ", describe(m, *o.ins), " to the host"));
             r.emplace_back(s, o.host.data(), nullptr);
         }
+        errors_.read(errors_host_.data(), stream_.get());
         stream_.synchronize("running the program (an asynchronous error of an earlier launch; run with verify or perf to find its instruction)");
+        errors_.check(errors_host_.data());
         return r;
     }
 
@@ -184,6 +202,9 @@ private:
     std::vector<gpu_step> steps_;
     std::deque<kernel_launch> launches_;
     std::vector<device_buffer> scratch_;
+    device_buffer error_slots_;      // one slot per instruction at most; those used are cleared each run
+    device_error_flags errors_;
+    pinned_buffer errors_host_;
     executable_stats stats_;
 };
 

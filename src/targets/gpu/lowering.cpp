@@ -36,6 +36,11 @@ void lowering_context::add_step(const instruction& ins, std::function<void(cudaS
     steps.push_back({&ins, std::move(launch)});
 }
 
+void* lowering_context::error_slot(const instruction& ins, error_explainer explain) {
+    if (!error_flags) fail("gpu: lowering without error slots, but this kernel checks its data: ", where(ins));
+    return error_flags->slot(ins, where(ins), std::move(explain));
+}
+
 std::byte* lowering_context::scratch(std::size_t bytes, const char* what) {
     static std::byte stand_in[1];
     if (!on_device_) return stand_in;

@@ -14,6 +14,7 @@
 #include "core/target.hpp"
 #include "targets/gpu/device.hpp"
 #include "targets/gpu/elementwise.hpp"
+#include "targets/gpu/error_flags.hpp"
 #include "targets/gpu/kernel_compiler.hpp"
 
 namespace kiln::gpu {
@@ -57,6 +58,11 @@ public:
     std::byte* upload(const argument& a, const std::string& where);
     // Device memory a step keeps for itself (a materialised operand, a library's workspace).
     std::byte* scratch(std::size_t bytes, const char* what);
+    // The error slot of `ins`, for a kernel that checks its data (device/kiln_error.cuh: it takes
+    // the slot as its last parameter and calls kiln::raise); `explain` words a recorded failure.
+    void* error_slot(const instruction& ins, error_explainer explain);
+
+    device_error_flags* error_flags = nullptr;   // the executable's; set before lowering
 
     // What load takes over once every instruction is lowered.
     std::vector<gpu_step> steps;
