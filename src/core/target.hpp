@@ -7,7 +7,10 @@
 // device, the arena from the memory plan, compiled kernels and library plans); run() does no
 // compile work and, after the first run, allocates nothing.
 #pragma once
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,11 +31,33 @@ struct compile_options {
     bool exhaustive_tune = false;
     bool offload_copy = false;
     std::size_t threads = 0;     // cpu: threads of its one pool (0: the machine's cores)
+    bool kernel_cache = true;    // gpu: read and write the compiled-kernel disk cache
+    bool allow_tf32 = false;     // gpu: float32 GEMMs and convolutions may round inputs to TF32
+    int device = 0;              // gpu: the CUDA device ordinal
+};
+
+// A buffer the caller owns, for executable::run_into: host memory, or memory on the executable's
+// device (a CUDA device pointer for gpu) that the caller keeps alive during the call.
+struct caller_buffer {
+    argument arg;              // its shape and address (borrowed)
+    bool on_device = false;
+    // Device buffers: the CUDA stream whose queued work makes an input ready (null: the legacy
+    // default stream); the run waits for it on the device, not on the host.
+    void* ready_on = nullptr;
+};
+using caller_inputs = std::map<std::string, caller_buffer, std::less<>>;
+
+// A kernel's compiled code (gpu: a cubin, named by its cache key), which a saved program carries
+// so that loading it compiles nothing.
+struct kernel_binary {
+    std::string name;
+    std::vector<std::uint8_t> code;
 };
 
 // What building an executable did, for compile reports.
 struct executable_stats {
-    std::size_t kernels = 0, cache_hits = 0;   // kernels compiled, and how many came from the cache
+    std::size_t kernels = 0, cache_hits = 0;   // kernels built, and how many came from the disk cache
+    std::size_t saved_kernels = 0;             // of `kernels`, taken from a saved program (not compiled)
     std::size_t arena_bytes = 0;               // the memory plan's arena (0: no plan, see `memory`)
     std::size_t weight_bytes = 0;              // literals resident on the device
     std::string memory;                        // the memory plan's report, or why there is none
@@ -56,7 +81,18 @@ public:
     // the call) and its time, where the target can (perf's per-instruction report, verify's
     // intermediate values); otherwise it runs without observing.
     virtual std::vector<argument> run_observed(const param_map& inputs, const instruction_observer& observe) = 0;
+    // Runs on the caller's buffers and writes the outputs into `outputs` (one per output, in order,
+    // of the type and lens it computes; host buffers may have any strides). This default takes
+    // host buffers only (a device buffer is an error naming it): it runs and copies the outputs.
+    // Device targets override it to read and write device buffers without a host round trip.
+    virtual void run_into(const caller_inputs& inputs, std::span<const caller_buffer> outputs);
+    // The compiled kernels a saved program should carry (none on targets without compiled code).
+    virtual std::vector<kernel_binary> kernel_binaries() const { return {}; }
 };
+
+// Copies a result into a caller's host buffer of the same type and lens (either may be strided);
+// `label` names the output in the error when they differ.
+void copy_result(const argument& from, const argument& to, const std::string& label);
 
 class target {
 public:
@@ -73,10 +109,18 @@ public:
     // Builds the executable of a program this target's passes lowered already (a saved program
     // loads straight into one this way).
     virtual std::unique_ptr<executable> load(program lowered, const compile_options& opts) const = 0;
+    // Same with the kernels a saved program carries, used instead of compiling them. This default
+    // is for targets that save none: a saved program with kernels is an error.
+    virtual std::unique_ptr<executable> load_saved(program lowered, const compile_options& opts,
+                                                   std::span<const kernel_binary> kernels) const;
     // Lowers (runs passes(opts)) and builds the executable.
     std::unique_ptr<executable> compile(program p, const compile_options& opts = {},
                                         const pass_options& popts = {}) const;
 };
+
+// The gpu-only options that are set (--allow-tf32, --device N, --no-cache), each with why a host
+// target named `target` ignores it: for host targets' ignored_options.
+std::vector<std::string> ignored_device_options(const compile_options& opts, std::string_view target);
 
 // "ref" (and later "cpu", "gpu"); an unknown or unbuilt target is an error naming the built ones.
 std::unique_ptr<target> make_target(std::string_view name);

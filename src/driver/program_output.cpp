@@ -84,11 +84,12 @@ std::vector<option_spec> output_option_specs() {
     };
 }
 
-std::string write_program(const parsed_args& args, const program& p, const saved_program_info& info) {
+std::string write_program(const parsed_args& args, const program& p, const saved_program_info& info,
+                          const std::vector<kernel_binary>& kernels) {
     std::string path = args.get("--output");
     switch (choose(args, path)) {
     case output_format::binary:
-        save_program(p, info, path);
+        save_program(p, info, path, kernels);
         return path + " (saved program, " + std::to_string(std::filesystem::file_size(path)) + " bytes)";
     case output_format::graphviz:
         if (std::string kind = rendered_kind(path); !kind.empty()) {

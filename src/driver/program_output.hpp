@@ -14,6 +14,7 @@ namespace kiln::driver {
 
 std::vector<option_spec> output_option_specs();
 // Returns what was written ("model.kiln (saved program, 12 KiB)") or "" for stdout.
-std::string write_program(const parsed_args& args, const program& p, const saved_program_info& info);
+std::string write_program(const parsed_args& args, const program& p, const saved_program_info& info,
+                          const std::vector<kernel_binary>& kernels = {});
 
 }  // namespace kiln::driver

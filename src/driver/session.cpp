@@ -1,8 +1,9 @@
 #include "driver/session.hpp"
 
-#include "driver/run_io.hpp"
-
 #include <chrono>
+
+#include "core/error.hpp"
+#include "driver/run_io.hpp"
 
 namespace kiln::driver {
 
@@ -50,6 +51,7 @@ session open_session(const parsed_args& args, const std::function<void(session&)
         check_saved_settings(args, s.file);
         s.settings.target = s.file.saved->info.target;
         s.settings.options = s.file.saved->info.options;
+        if (args.has("--device")) s.settings.options.device = given.options.device;   // where to run it
     } else {
         s.settings = given;
     }
@@ -67,9 +69,14 @@ std::string build_executable(session& s, bool quiet) {
         return format_compile_report(c.report, s.settings);
     }
     auto start = std::chrono::steady_clock::now();
-    s.exe = s.tgt->load(std::move(s.prog), s.settings.options);
+    s.exe = s.tgt->load_saved(std::move(s.prog), s.settings.options, s.file.saved->kernels);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return saved_summary(s.file) + "\n" + "  executable built in " + ms_text(ms) + "; " + s.exe->stats().memory + "\n";
+    const executable_stats& st = s.exe->stats();
+    std::string kernels;
+    if (st.kernels)
+        kernels = cat("\n  kernels: ", st.kernels, " (from the saved program ", st.saved_kernels, ", cache hits ",
+                      st.cache_hits, ", compiled ", st.kernels - st.saved_kernels - st.cache_hits, ")");
+    return saved_summary(s.file) + "\n" + "  executable built in " + ms_text(ms) + "; " + st.memory + kernels + "\n";
 }
 
 param_map to_param_map(const std::vector<generated_input>& inputs) {

@@ -106,7 +106,10 @@ value to_value(const compile_options& o) {
                  {"fast_math", o.fast_math},
                  {"exhaustive_tune", o.exhaustive_tune},
                  {"offload_copy", o.offload_copy},
-                 {"threads", static_cast<std::int64_t>(o.threads)}};
+                 {"threads", static_cast<std::int64_t>(o.threads)},
+                 {"kernel_cache", o.kernel_cache},
+                 {"allow_tf32", o.allow_tf32},
+                 {"device", static_cast<std::int64_t>(o.device)}};
 }
 
 compile_options compile_options_from_value(const value& v) {
@@ -120,6 +123,9 @@ compile_options compile_options_from_value(const value& v) {
     o.exhaustive_tune = v.at("exhaustive_tune").as_bool();
     o.offload_copy = v.at("offload_copy").as_bool();
     if (v.contains("threads")) o.threads = static_cast<std::size_t>(v.at("threads").as_int());
+    if (v.contains("kernel_cache")) o.kernel_cache = v.at("kernel_cache").as_bool();
+    if (v.contains("allow_tf32")) o.allow_tf32 = v.at("allow_tf32").as_bool();
+    if (v.contains("device")) o.device = static_cast<int>(v.at("device").as_int());
     return o;
 }
 

@@ -26,12 +26,6 @@ struct saved_program_info {
     std::vector<std::string> output_names;   // the model's output names (the APIs'); may be empty
 };
 
-// A kernel's compiled code, stored as a section of its own (ref has none).
-struct kernel_binary {
-    std::string name;
-    std::vector<std::uint8_t> code;
-};
-
 struct loaded_program {
     program prog;
     saved_program_info info;

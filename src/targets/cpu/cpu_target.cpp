@@ -93,6 +93,7 @@ public:
         if (opts.offload_copy) r.push_back("--enable-offload-copy (cpu runs in host memory)");
         if (opts.exhaustive_tune) r.push_back("--exhaustive-tune (cpu takes oneDNN's heuristic choices)");
         if (!opts.fast_math) r.push_back("--disable-fast-math (cpu's generated code uses exact libm calls)");
+        for (auto& d : ignored_device_options(opts, "cpu")) r.push_back(std::move(d));
         return r;
     }
     std::unique_ptr<executable> load(program lowered, const compile_options& opts) const override {
