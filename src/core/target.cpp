@@ -45,7 +45,7 @@ std::vector<std::string> ignored_device_options(const compile_options& opts, std
     std::vector<std::string> r;
     if (opts.allow_tf32) r.push_back(cat("--allow-tf32 (", target, " computes float32 in float32)"));
     if (opts.device != 0) r.push_back(cat("--device ", opts.device, " (", target, " runs on the host)"));
-    if (!opts.kernel_cache) r.push_back(cat("--no-cache (the kernel cache is the gpu target's)"));
+    if (!opts.kernel_cache) r.push_back("--no-cache (only the gpu target's kernel cache can be bypassed so far)");
     return r;
 }
 
