@@ -4,8 +4,19 @@
 #                                  (a folder the device tool carries, e.g. /work/main/.gpu-carry)
 #   scripts/gpu-test.sh run DIR    on the GPU machine: finds cuDNN in Python's site-packages and the
 #                                  CUDA libraries, runs every GPU test; extra args go to the tests
-#   scripts/gpu-test.sh models DIR WORK  on the GPU machine: exports resnet50 and BERT with torch and
-#                                  checks `kiln run --gpu` against PyTorch (export_and_check.py)
+#   scripts/gpu-test.sh models DIR WORK [MODEL...] [--perf] [--bisect]  on the GPU machine: exports
+#                                  resnet50, mobilenet_v3_large, vit_b_16, BERT and GPT-2 with torch and
+#                                  checks `kiln run --gpu` against PyTorch and ONNX Runtime, `kiln verify
+#                                  --gpu` (export_and_check.py)
+#   scripts/gpu-test.sh pack-io DIR   pack, plus the C API tests, libkiln_api, the Python module and its
+#                                  GPU test (needs `ninja kiln_c_api_tests _kiln` first)
+#   scripts/gpu-test.sh io DIR     on the GPU machine: caller device pointers through the C API tests
+#                                  (c_api_device.*) and torch.cuda tensors through Python (test_gpu.py)
+#   scripts/gpu-test.sh sanitize DIR  on the GPU machine: compute-sanitizer memcheck over the device
+#                                  tests and the fp32 op cases, racecheck over the device tests and the
+#                                  op cases of shared-memory kernels (reductions, softmax, norms,
+#                                  attention, pooling), each with its own log and exit status;
+#                                  MEMCHECK_FILTER / RACECHECK_FILTER (gtest filters) narrow them
 #   scripts/gpu-test.sh conformance-pack DIR  pack, plus the ONNX conformance runner and its lists;
 #                                  oneDNN is xz-compressed to keep DIR under the device tool's 64 MiB
 #   scripts/gpu-test.sh conformance DIR [ARGS]  on the GPU machine: generates the ONNX backend node
@@ -15,8 +26,8 @@
 #                                  findings and the totals; WRITE_EXPECTED=FILE writes the failing
 #                                  cases as a new list. ARGS go to kiln_onnx_conformance.
 set -euo pipefail
-cmd=${1:?usage: gpu-test.sh pack|run DIR}
-dir=${2:?usage: gpu-test.sh pack|run DIR}
+cmd=${1:?usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|conformance-pack|conformance DIR}
+dir=${2:?usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|conformance-pack|conformance DIR}
 shift 2
 case "$cmd" in
 pack)
@@ -36,8 +47,27 @@ pack)
     cp "$root/tests/gpu/models/export_and_check.py" "$dir/"
     du -sh "$dir"
     ;;
-run|models)
+pack-io)
+    root="$(cd "$(dirname "$0")/.." && pwd)"
+    "$0" pack "$dir"
+    cp "$root/build/tests/kiln_c_api_tests" "$dir/bin/"
+    cp "$root/build/libkiln_api.so" "$dir/lib/"
+    rm -rf "$dir/python" && mkdir -p "$dir/python/kiln"
+    cp -L "$root"/build/python/kiln/* "$dir/python/kiln/"
+    cp "$root/tests/python/test_gpu.py" "$dir/"
+    # The extension's sources and kiln's headers, to build it there for another Python version.
+    rm -rf "$dir/src" "$dir/include" && mkdir -p "$dir/python/src"
+    cp "$root"/python/src/* "$dir/python/src/"
+    cp -r "$root/include" "$dir/"
+    (cd "$root" && find src \( -name '*.hpp' -o -name '*.h' \) -exec cp --parents {} "$dir/" \;)
+    strip --strip-debug "$dir/bin/kiln_c_api_tests" "$dir/lib/libkiln_api.so" "$dir"/python/kiln/*.so
+    # The device tool carries 64 MiB: oneDNN (53 MB) travels gzipped and is unpacked there.
+    gzip -1 -f "$dir"/lib/libdnnl.so.*
+    du -sh "$dir"
+    ;;
+run|models|io|sanitize)
     dir="$(cd "$dir" && pwd)"
+    for z in "$dir"/lib/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done
     libs="$dir/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib"
     # cuDNN (and, where /usr/local/cuda lacks them, cuBLASLt and NVRTC) come from the nvidia-*
     # wheels; nvidia.cudnn is a namespace package, so its path, not __file__.
@@ -45,11 +75,48 @@ run|models)
     export LD_LIBRARY_PATH="$libs:$site${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export KILN_GPU_TEST_DATA="$dir/tests"
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
-    if [ "$cmd" = models ]; then
-        python3 "$dir/export_and_check.py" "$dir/bin/kiln" "$@"
-    else
-        "$dir/bin/kiln_gpu_tests" "$@"
-    fi
+    case "$cmd" in
+    models) python3 "$dir/export_and_check.py" "$dir/bin/kiln" "$@" ;;
+    run) "$dir/bin/kiln_gpu_tests" "$@" ;;
+    io)
+        if ! PYTHONPATH="$dir/python" python3 -c "import kiln" 2>/dev/null; then
+            # Another Python version than the build machine's: build the extension here.
+            inc=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")
+            pyb=$(python3 -c "import pybind11; print(pybind11.get_include())" 2>/dev/null ||
+                  python3 -c "import torch.utils.cpp_extension as c; print(c.include_paths()[0])")
+            ext=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+            mkdir -p "$dir/python/obj"
+            for f in "$dir"/python/src/*.cpp; do
+                g++ -std=c++20 -O1 -fPIC -fvisibility=hidden -I"$dir/src" -I"$dir/include" -I"$inc" -I"$pyb" \
+                    -c "$f" -o "$dir/python/obj/$(basename "$f").o" &
+            done
+            wait
+            g++ -shared "$dir"/python/obj/*.o -L"$dir/lib" -lkiln_api -lkiln_onnx -lkiln -Wl,-rpath,"$dir/lib" \
+                -o "$dir/python/kiln/_kiln$ext"
+        fi
+        status=0
+        "$dir/bin/kiln_c_api_tests" --gtest_filter='c_api_device.*' || status=1
+        PYTHONPATH="$dir/python" python3 "$dir/test_gpu.py" || status=1
+        exit $status
+        ;;
+    sanitize)
+        # One log per tool under ${OUT:-.}; the exit status says whether any tool found an error.
+        out=${OUT:-.}
+        san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+        shared='cases/*reduce*fp32:cases/*softmax*fp32:cases/*norm*fp32:cases/*attention*fp32:cases/*pool*fp32'
+        status=0
+        "$san" --tool memcheck --error-exitcode 99 --log-file "$out/memcheck.log" \
+            "$dir/bin/kiln_gpu_tests" --gtest_filter="${MEMCHECK_FILTER:-gpu_device.*:gpu_executable.*:cases/*_fp32}" \
+            > "$out/memcheck.out" 2>&1 || status=1
+        "$san" --tool racecheck --error-exitcode 99 --log-file "$out/racecheck.log" \
+            "$dir/bin/kiln_gpu_tests" --gtest_filter="${RACECHECK_FILTER:-gpu_device.*:$shared}" \
+            > "$out/racecheck.out" 2>&1 || status=1
+        for t in memcheck racecheck; do
+            echo "$t: $(tail -1 "$out/$t.log")"; tail -3 "$out/$t.out"
+        done
+        exit $status
+        ;;
+    esac
     ;;
 conformance-pack)
     "$0" pack "$dir"
@@ -92,5 +159,5 @@ conformance)
     fi
     exit $rc
     ;;
-*) echo "usage: gpu-test.sh pack|run|models|conformance-pack|conformance DIR" >&2; exit 2 ;;
+*) echo "usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|conformance-pack|conformance DIR" >&2; exit 2 ;;
 esac

@@ -71,7 +71,8 @@ KILN_API kiln_status kiln_onnx_options_set_dim_param(kiln_onnx_options_t o, cons
 KILN_API kiln_status kiln_onnx_options_set_default_dim(kiln_onnx_options_t o, size_t n);
 KILN_API kiln_status kiln_onnx_options_set_skip_unknown_operators(kiln_onnx_options_t o, int skip);
 
-/* Compile options; the defaults are optimize=1, fast_math=1, exhaustive_tune=0, offload_copy=0, fp32. */
+/* Compile options; the defaults are optimize=1, fast_math=1, exhaustive_tune=0, offload_copy=0, fp32,
+ * kernel_cache=1, allow_tf32=0, device=0. */
 KILN_API kiln_status kiln_compile_options_create(kiln_compile_options_t* out);
 KILN_API kiln_status kiln_compile_options_destroy(kiln_compile_options_t o);
 KILN_API kiln_status kiln_compile_options_set_optimize(kiln_compile_options_t o, int on);
@@ -79,6 +80,12 @@ KILN_API kiln_status kiln_compile_options_set_fast_math(kiln_compile_options_t o
 KILN_API kiln_status kiln_compile_options_set_exhaustive_tune(kiln_compile_options_t o, int on);
 KILN_API kiln_status kiln_compile_options_set_offload_copy(kiln_compile_options_t o, int on);
 KILN_API kiln_status kiln_compile_options_set_precision(kiln_compile_options_t o, kiln_precision p);
+/* gpu: read and write the compiled-kernel disk cache (0: compile every kernel, write nothing). */
+KILN_API kiln_status kiln_compile_options_set_kernel_cache(kiln_compile_options_t o, int on);
+/* gpu: let float32 GEMMs and convolutions round their inputs to TF32 (faster, ~1e-3 relative error). */
+KILN_API kiln_status kiln_compile_options_set_allow_tf32(kiln_compile_options_t o, int on);
+/* gpu: the CUDA device ordinal to compile for and run on (a saved program keeps it). */
+KILN_API kiln_status kiln_compile_options_set_device(kiln_compile_options_t o, int device);
 
 /* Shapes: a type, lens and strides (in elements). Dynamic dims have a range instead of a len. */
 KILN_API kiln_status kiln_shape_create(kiln_shape_t* out, kiln_dtype t, const size_t* lens, size_t ndim);
@@ -103,6 +110,14 @@ KILN_API kiln_status kiln_shape_string(kiln_shape_t s, const char** out);
 /* Arguments: a shape plus a buffer. With `data` non-NULL the argument borrows the caller's buffer
  * (at least kiln_shape_bytes bytes, kept alive by the caller); with NULL it owns a zeroed one. */
 KILN_API kiln_status kiln_argument_create(kiln_argument_t* out, kiln_shape_t s, void* data);
+/* An argument over device memory the caller owns (a CUDA device pointer of at least
+ * kiln_shape_bytes bytes, row-major packed), for kiln_program_run on a gpu program: inputs are
+ * read and outputs written on the device, with no copy through the host. The run waits on the
+ * device for work queued on the legacy default stream before reading inputs, and the outputs are
+ * complete when the run returns. Targets without a device refuse it (KILN_STATUS_RUN_ERROR). */
+KILN_API kiln_status kiln_argument_create_device(kiln_argument_t* out, kiln_shape_t s, void* device_data);
+/* 1 for an argument made by kiln_argument_create_device. */
+KILN_API kiln_status kiln_argument_is_device(kiln_argument_t a, int* out);
 KILN_API kiln_status kiln_argument_destroy(kiln_argument_t a);
 /* A new shape handle (destroy it). */
 KILN_API kiln_status kiln_argument_shape(kiln_argument_t a, kiln_shape_t* out);
@@ -132,7 +147,7 @@ KILN_API kiln_status kiln_program_output_shape(kiln_program_t p, size_t i, kiln_
 /* Runs a compiled program. `inputs[k]` is the input named `input_names[k]`; every input must be
  * given once. `outputs` holds one argument per output, in order, over caller-owned buffers whose
  * type and lens match what the output computes; the results are written into them. Buffers are
- * host memory on the ref target. */
+ * host memory, or on the gpu target also device memory (kiln_argument_create_device). */
 KILN_API kiln_status kiln_program_run(kiln_program_t p, const char* const* input_names, const kiln_argument_t* inputs,
                                       size_t input_count, const kiln_argument_t* outputs, size_t output_count);
 

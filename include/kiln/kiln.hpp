@@ -101,6 +101,12 @@ class argument {
 public:
     // Borrows `data` (kept alive by the caller); with nullptr, owns a zeroed buffer.
     argument(const shape& s, void* data = nullptr) : h_(make(s, data)) {}
+    // Borrows device memory the caller owns (a CUDA device pointer; see kiln_argument_create_device).
+    static argument device(const shape& s, void* device_data) {
+        kiln_argument_t a;
+        check(kiln_argument_create_device(&a, s.get(), device_data));
+        return argument(a);
+    }
     kiln_argument_t get() const { return h_.get(); }
     void* data() const {
         void* d;
@@ -114,6 +120,7 @@ public:
     }
 
 private:
+    explicit argument(kiln_argument_t a) : h_(a) {}
     static kiln_argument_t make(const shape& s, void* data) {
         kiln_argument_t a;
         check(kiln_argument_create(&a, s.get(), data));
@@ -163,6 +170,12 @@ public:
     compile_options& set_offload_copy(bool on) { return set(kiln_compile_options_set_offload_copy, on); }
     compile_options& set_precision(kiln_precision p) {
         check(kiln_compile_options_set_precision(get(), p));
+        return *this;
+    }
+    compile_options& set_kernel_cache(bool on) { return set(kiln_compile_options_set_kernel_cache, on); }
+    compile_options& set_allow_tf32(bool on) { return set(kiln_compile_options_set_allow_tf32, on); }
+    compile_options& set_device(int device) {
+        check(kiln_compile_options_set_device(get(), device));
         return *this;
     }
 

@@ -63,8 +63,12 @@ class CompileOptions:
     fast_math: bool
     exhaustive_tune: bool
     offload_copy: bool
+    kernel_cache: bool
+    allow_tf32: bool
+    device: int
     def __init__(self, *, optimize: bool = True, fast_math: bool = True, exhaustive_tune: bool = False,
-                 offload_copy: bool = False, fp16: bool = False, bf16: bool = False) -> None: ...
+                 offload_copy: bool = False, fp16: bool = False, bf16: bool = False, kernel_cache: bool = True,
+                 allow_tf32: bool = False, device: int = 0) -> None: ...
     @property
     def precision(self) -> str: ...
 
@@ -126,7 +130,8 @@ class Program:
     @property
     def target(self) -> str | None: ...
     def compile(self, target: str = "", options: CompileOptions | None = None) -> None: ...
-    def run(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]: ...
+    def run(self, inputs: Mapping[str, Any],
+            outputs: Sequence[Any] | Mapping[str, Any] | None = None) -> dict[str, Any]: ...
     def cancel(self) -> None:
         """Stops this program's compile, run, verify or perf_report in progress on another thread (or,
         when none is, the next one) with CancelledError, before its next instruction or Loop iteration."""

@@ -128,6 +128,54 @@ argument to_argument(py::handle obj, std::optional<dtype> want, const std::strin
     }
 }
 
+namespace {
+
+// CUDA memory described by __cuda_array_interface__ (version 2 or 3): shape, typestr, data,
+// strides in bytes or None, and the stream the data is ready on.
+caller_buffer from_cuda_interface(py::handle obj, const std::string& label) {
+    py::dict cai = obj.attr("__cuda_array_interface__");
+    py::module_ np = py::module_::import("numpy");
+    std::string type_name = py::str(np.attr("dtype")(cai["typestr"]).attr("name"));
+    dtype t = dtype_from_numpy_name(type_name);
+    if (is_packed(t)) throw stage_error(stage::input, cat(label, ": packed 4-bit CUDA tensors are not supported"));
+    std::size_t item = dtype_bits(t) / 8;
+    std::vector<std::size_t> lens;
+    for (auto l : cai["shape"]) lens.push_back(l.cast<std::size_t>());
+    std::vector<std::size_t> strides = shape::standard_strides(lens);
+    if (cai.contains("strides") && !cai["strides"].is_none()) {
+        std::size_t i = 0;
+        for (auto st : cai["strides"]) {
+            auto bytes = st.cast<long long>();
+            if (bytes < 0 || bytes % static_cast<long long>(item) != 0)
+                throw stage_error(stage::input, cat(label, ": CUDA strides of ", bytes, " bytes are not supported"));
+            if (lens[i] != 1) strides[i] = static_cast<std::size_t>(bytes) / item;
+            ++i;
+        }
+    }
+    auto data = cai["data"].cast<py::tuple>()[0].cast<std::uintptr_t>();
+    void* stream = nullptr;
+    if (cai.contains("stream") && !cai["stream"].is_none())
+        stream = reinterpret_cast<void*>(cai["stream"].cast<std::uintptr_t>());
+    return {argument(shape(t, lens, strides), reinterpret_cast<std::byte*>(data), hold(py::reinterpret_borrow<py::object>(obj))),
+            true, stream};
+}
+
+}  // namespace
+
+caller_buffer to_buffer(py::handle obj, std::optional<dtype> want, const std::string& label) {
+    std::optional<caller_buffer> b;
+    if (py::hasattr(obj, "__cuda_array_interface__")) {
+        b = from_cuda_interface(obj, label);
+    } else {
+        b = cuda_dlpack(obj);
+    }
+    if (!b) return {to_argument(obj, want, label), false, nullptr};
+    if (want && b->arg.get_shape().type() != *want)
+        throw stage_error(stage::input, cat(label, " is ", numpy_name(b->arg.get_shape().type()), ", expected ",
+                                            numpy_name(*want)));
+    return *b;
+}
+
 py::array to_numpy(const argument& a) {
     const shape& s = a.get_shape();
     if (s.is_tuple()) fail("a tuple argument has no numpy form");

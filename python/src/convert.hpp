@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/argument.hpp"
+#include "core/target.hpp"
 
 namespace kiln::py_api {
 
@@ -30,8 +31,15 @@ argument to_argument(py::handle obj, std::optional<dtype> want, const std::strin
 // A numpy array viewing the argument's buffer (kept alive by the array); packed int4 is unpacked.
 py::array to_numpy(const argument& a);
 
+// An input or output buffer of Program.run: CUDA device memory from __cuda_array_interface__ or a
+// DLPack producer on a CUDA device (zero copy: the buffer keeps the object alive), otherwise host
+// memory as to_argument makes it.
+caller_buffer to_buffer(py::handle obj, std::optional<dtype> want, const std::string& label);
+
 // DLPack: a "dltensor" capsule over the argument, and an argument over a producer's tensor.
 py::capsule to_dlpack(const argument& a);
 argument from_dlpack(py::handle obj);
+// The CUDA memory of a DLPack producer whose __dlpack_device__ is a CUDA device; nullopt otherwise.
+std::optional<caller_buffer> cuda_dlpack(py::handle obj);
 
 }  // namespace kiln::py_api

@@ -34,7 +34,7 @@ struct dl_managed_tensor {
     void (*deleter)(dl_managed_tensor*);
 };
 
-constexpr std::int32_t dl_cpu = 1;
+constexpr std::int32_t dl_cpu = 1, dl_cuda = 2, dl_cuda_managed = 13;
 
 dl_dtype to_dl(dtype t) {
     switch (t) {
@@ -105,9 +105,11 @@ py::capsule to_dlpack(const argument& a) {
     return py::reinterpret_steal<py::capsule>(cap);
 }
 
-argument from_dlpack(py::handle obj) {
-    py::object cap_obj = py::isinstance<py::capsule>(obj) ? py::reinterpret_borrow<py::object>(obj)
-                                                           : obj.attr("__dlpack__")();
+namespace {
+
+// An argument over a "dltensor" capsule's tensor (the capsule is marked used; the argument owns
+// the tensor and calls its deleter); `device` says whether CUDA memory is wanted.
+argument take_capsule(py::object cap_obj, bool device) {
     PyObject* cap = cap_obj.ptr();
     if (!PyCapsule_IsValid(cap, "dltensor"))
         throw api::stage_error(api::stage::input, "from_dlpack: not an unused DLPack capsule ('dltensor')");
@@ -119,9 +121,10 @@ argument from_dlpack(py::handle obj) {
     });
     PyCapsule_SetName(cap, "used_dltensor");
     const dl_tensor& t = m->dl;
-    if (t.device.device_type != dl_cpu)
+    bool cuda = t.device.device_type == dl_cuda || t.device.device_type == dl_cuda_managed;
+    if (device ? !cuda : t.device.device_type != dl_cpu)
         throw api::stage_error(api::stage::input, cat("from_dlpack: the tensor is on device type ", t.device.device_type,
-                                                      "; kiln's built targets take host (CPU) memory"));
+                                                      device ? "; expected CUDA memory" : "; kiln.from_dlpack takes host (CPU) memory"));
     dtype type = from_dl(t.dtype);
     std::vector<std::size_t> lens(static_cast<std::size_t>(t.ndim)), strides;
     for (std::int32_t i = 0; i < t.ndim; ++i) lens[i] = static_cast<std::size_t>(t.shape[i]);
@@ -138,6 +141,21 @@ argument from_dlpack(py::handle obj) {
     }
     auto* data = static_cast<std::byte*>(t.data) + t.byte_offset;
     return argument(kiln::shape(type, lens, strides), data, owner);
+}
+
+}  // namespace
+
+argument from_dlpack(py::handle obj) {
+    py::object cap = py::isinstance<py::capsule>(obj) ? py::reinterpret_borrow<py::object>(obj) : obj.attr("__dlpack__")();
+    return take_capsule(cap, false);
+}
+
+std::optional<caller_buffer> cuda_dlpack(py::handle obj) {
+    if (!py::hasattr(obj, "__dlpack_device__") || !py::hasattr(obj, "__dlpack__")) return std::nullopt;
+    auto dev = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+    if (dev.first != dl_cuda && dev.first != dl_cuda_managed) return std::nullopt;
+    // stream=1: the producer makes the data ready on the legacy default stream, which kiln waits for.
+    return caller_buffer{take_capsule(obj.attr("__dlpack__")(py::arg("stream") = 1), true), true, nullptr};
 }
 
 }  // namespace kiln::py_api

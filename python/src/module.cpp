@@ -90,15 +90,71 @@ param_map to_inputs(const api_program& p, const py::dict& inputs) {
     return m;
 }
 
-py::dict run(const program_ptr& p, const py::dict& inputs) {
-    param_map in = to_inputs(*p, inputs);
-    std::vector<argument> outs;
-    {
-        py::gil_scoped_release unlocked;
-        outs = api::run(*p, in);   // copies the caller owns
+// Host inputs and no output buffers: the outputs come back as numpy arrays the caller owns.
+// Device inputs (torch.cuda tensors, ...) or output buffers: the executable reads and writes the
+// caller's buffers (on the device without a host round trip on the gpu target).
+py::dict run(const program_ptr& p, const py::dict& inputs, const std::optional<py::object>& outputs) {
+    auto shapes = p->input_shapes();
+    caller_inputs in;
+    bool any_device = false;
+    for (auto [k, v] : inputs) {
+        std::string name = py::str(k);
+        auto it = std::find(p->input_names.begin(), p->input_names.end(), name);
+        std::optional<dtype> want;
+        if (it != p->input_names.end()) want = shapes[static_cast<std::size_t>(it - p->input_names.begin())].type();
+        in[name] = to_buffer(v, want, "input '" + name + "'");
+        any_device = any_device || in[name].on_device;
     }
     py::dict d;
-    for (std::size_t i = 0; i < outs.size(); ++i) d[py::str(p->output_names[i])] = to_numpy(outs[i]);
+    if (!outputs && !any_device) {
+        param_map host;
+        for (auto& [name, b] : in) host.emplace(name, b.arg);
+        std::vector<argument> outs;
+        {
+            py::gil_scoped_release unlocked;
+            outs = api::run(*p, host);   // copies the caller owns
+        }
+        for (std::size_t i = 0; i < outs.size(); ++i) d[py::str(p->output_names[i])] = to_numpy(outs[i]);
+        return d;
+    }
+    std::vector<caller_buffer> out;
+    std::vector<py::object> objects;
+    if (outputs) {
+        bool by_name = py::isinstance<py::dict>(*outputs);
+        py::dict named = by_name ? py::dict(*outputs) : py::dict();
+        py::list listed = by_name ? py::list() : py::list(*outputs);
+        for (std::size_t i = 0; i < p->output_names.size(); ++i) {
+            const std::string& name = p->output_names[i];
+            if (by_name ? !named.contains(name) : i >= listed.size())
+                throw stage_error(stage::input, cat("outputs: no buffer for output '", name, "'"));
+            py::object o = by_name ? py::object(named[py::str(name)]) : py::object(listed[i]);
+            if (py::isinstance<py::array>(o) && !o.attr("flags").attr("writeable").cast<bool>())
+                throw stage_error(stage::input, cat("output '", name, "': the numpy array is read-only"));
+            out.push_back(to_buffer(o, std::nullopt, "output '" + name + "'"));
+            // A host buffer kiln had to convert (another byte order, odd strides) would be a copy.
+            if (!out.back().on_device &&
+                (!py::isinstance<py::array>(o) || out.back().arg.data() != py::reinterpret_borrow<py::array>(o).data()))
+                throw stage_error(stage::input, cat("output '", name, "': give a writable numpy array in native byte "
+                                                    "order with whole-element strides, or a CUDA tensor"));
+            objects.push_back(o);
+        }
+        if (!by_name && listed.size() != p->output_names.size())
+            throw stage_error(stage::input, cat(listed.size(), " output buffers given, the program has ",
+                                                p->output_names.size(), " outputs"));
+    } else {
+        for (const auto& s : p->output_shapes()) {
+            if (s.dynamic())
+                throw stage_error(stage::input, "device inputs of a program with dynamic outputs need output buffers");
+            argument a(s);
+            out.push_back({a});
+            objects.push_back(to_numpy(a));
+        }
+    }
+    {
+        py::gil_scoped_release unlocked;
+        api::run_into(*p, in, out);
+    }
+    for (std::size_t i = 0; i < objects.size(); ++i) d[py::str(p->output_names[i])] = objects[i];
     return d;
 }
 
@@ -158,19 +214,26 @@ std::string precision_name(compute_precision p) {
 
 void bind_options(py::module_& m) {
     py::class_<py_compile_options>(m, "CompileOptions", "Options of Program.compile (stored with saved programs).")
-        .def(py::init([](bool optimize, bool fast_math, bool exhaustive_tune, bool offload_copy, bool fp16, bool bf16) {
+        .def(py::init([](bool optimize, bool fast_math, bool exhaustive_tune, bool offload_copy, bool fp16, bool bf16,
+                         bool kernel_cache, bool allow_tf32, int device) {
                  if (fp16 && bf16) throw stage_error(stage::input, "CompileOptions: give fp16 or bf16, not both");
+                 if (device < 0) throw stage_error(stage::input, cat("CompileOptions: device ", device, " is negative"));
                  compile_options o{optimize,
                                    fp16   ? compute_precision::fp16
                                    : bf16 ? compute_precision::bf16
                                           : compute_precision::fp32,
                                    fast_math, exhaustive_tune, offload_copy};
+                 o.kernel_cache = kernel_cache;
+                 o.allow_tf32 = allow_tf32;
+                 o.device = device;
                  return py_compile_options{o};
              }),
              py::kw_only(), py::arg("optimize") = true, py::arg("fast_math") = true, py::arg("exhaustive_tune") = false,
              py::arg("offload_copy") = false, py::arg("fp16") = false, py::arg("bf16") = false,
+             py::arg("kernel_cache") = true, py::arg("allow_tf32") = false, py::arg("device") = 0,
              "optimize: run the generic passes; fp16/bf16: compute in that float type; offload_copy: inputs and "
-             "outputs stay on the host (GPU target).")
+             "outputs stay on the host (GPU target); gpu: kernel_cache=False compiles every kernel without the "
+             "disk cache, allow_tf32 lets float32 GEMMs and convolutions use TF32, device is the CUDA device.")
         .def_property("optimize", [](const py_compile_options& s) { return s.o.optimize; },
                       [](py_compile_options& s, bool v) { s.o.optimize = v; })
         .def_property("fast_math", [](const py_compile_options& s) { return s.o.fast_math; },
@@ -179,13 +242,23 @@ void bind_options(py::module_& m) {
                       [](py_compile_options& s, bool v) { s.o.exhaustive_tune = v; })
         .def_property("offload_copy", [](const py_compile_options& s) { return s.o.offload_copy; },
                       [](py_compile_options& s, bool v) { s.o.offload_copy = v; })
+        .def_property("kernel_cache", [](const py_compile_options& s) { return s.o.kernel_cache; },
+                      [](py_compile_options& s, bool v) { s.o.kernel_cache = v; })
+        .def_property("allow_tf32", [](const py_compile_options& s) { return s.o.allow_tf32; },
+                      [](py_compile_options& s, bool v) { s.o.allow_tf32 = v; })
+        .def_property("device", [](const py_compile_options& s) { return s.o.device; },
+                      [](py_compile_options& s, int v) {
+                          if (v < 0) throw stage_error(stage::input, cat("CompileOptions: device ", v, " is negative"));
+                          s.o.device = v;
+                      })
         .def_property_readonly("precision", [](const py_compile_options& s) { return precision_name(s.o.precision); },
                                "'fp32', 'fp16' or 'bf16'.")
         .def("__repr__", [](const py_compile_options& s) {
             return cat("CompileOptions(optimize=", s.o.optimize ? "True" : "False", ", fast_math=",
                        s.o.fast_math ? "True" : "False", ", exhaustive_tune=", s.o.exhaustive_tune ? "True" : "False",
                        ", offload_copy=", s.o.offload_copy ? "True" : "False", ", precision='",
-                       precision_name(s.o.precision), "')");
+                       precision_name(s.o.precision), "', kernel_cache=", s.o.kernel_cache ? "True" : "False",
+                       ", allow_tf32=", s.o.allow_tf32 ? "True" : "False", ", device=", s.o.device, ")");
         });
 }
 
@@ -203,8 +276,12 @@ void bind_program(py::module_& m) {
              py::arg("target") = "", py::arg("options") = py::none(),
              "Compiles for 'ref', 'cpu' or 'gpu' (where built); '' picks the default target (gpu where a GPU is "
              "found, else cpu). A program compiles once.")
-        .def("run", &run, py::arg("inputs"),
-             "Runs the compiled program on {name: array}; returns {output name: numpy array}.")
+        .def("run", &run, py::arg("inputs"), py::arg("outputs") = py::none(),
+             "Runs the compiled program on {name: array}; returns {output name: numpy array}. Inputs may be "
+             "CUDA tensors (__cuda_array_interface__ or DLPack, e.g. torch.cuda tensors) on a program compiled "
+             "for 'gpu': read on the device, zero copy through the host. outputs: buffers to write the results "
+             "into, a list in output order or {output name: buffer} (writable numpy arrays or CUDA tensors of "
+             "the output's type and shape); then run returns {output name: that buffer}.")
         .def("cancel", [](const api_program& p) { p.control.cancel(); },
              "Stops this program's compile, run, verify or perf_report in progress on another thread (or, "
              "when none is, the next one), which raises kiln.CancelledError naming the instruction it stopped "

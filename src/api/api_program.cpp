@@ -79,7 +79,7 @@ void save(const api_program& p, const std::string& path) {
     info.options = p.options;
     info.output_names = p.output_names;
     at_stage(stage::io, [&] {
-        save_program(p.current(), info, path, {}, p.exe->saved_blobs());
+        save_program(p.current(), info, path, p.exe->saved());
         return 0;
     });
 }
@@ -88,7 +88,7 @@ std::unique_ptr<api_program> load(const std::string& path) {
     loaded_program l = at_stage(stage::io, [&] { return load_program(path); });
     auto t = at_stage(stage::target, [&] { return make_target(l.info.target); });
     auto r = wrap(std::move(l.prog), l.info.output_names);
-    r->exe = at_stage(stage::compile, [&] { return t->load_saved(std::move(r->prog), l.info.options, l.blobs); });
+    r->exe = at_stage(stage::compile, [&] { return t->load_saved(std::move(r->prog), l.info.options, std::move(l.parts)); });
     r->target = t->name();
     r->device_arch = l.info.device_arch;
     r->options = l.info.options;
@@ -142,6 +142,29 @@ std::vector<argument> run(api_program& p, const param_map& inputs) {
     // The executable owns its outputs until its next run; the caller gets its own.
     for (auto& o : outs) o = o.copy();
     return outs;
+}
+
+void run_into(api_program& p, const caller_inputs& inputs, std::span<const caller_buffer> outputs) {
+    if (!p.compiled()) throw stage_error(stage::run, "the program is not compiled: compile it for a target first");
+    param_map args;
+    for (const auto& [name, b] : inputs) args.emplace(name, b.arg);
+    check_inputs(p, args);
+    auto shapes = p.output_shapes();
+    if (outputs.size() != shapes.size())
+        throw stage_error(stage::input, cat(outputs.size(), " output buffers given, the program has ", shapes.size(),
+                                            " outputs"));
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const shape& got = outputs[i].arg.get_shape();
+        if (shapes[i].dynamic()) continue;   // the executable checks it against what it computed
+        if (got.type() != shapes[i].type() || got.lens() != shapes[i].lens())
+            throw stage_error(stage::input, cat("output '", p.output_names[i], "' computes ", to_string(shapes[i]),
+                                                " but its buffer is ", to_string(got)));
+    }
+    std::lock_guard lock(p.running);
+    at_stage(stage::run, [&] {
+        p.exe->run_into(inputs, outputs);
+        return 0;
+    });
 }
 
 param_map complete_inputs(const api_program& p, param_map inputs, std::uint64_t seed) {

@@ -79,6 +79,11 @@ void compile(api_program& p, const std::string& target_name, const compile_optio
 // Runs a compiled program on host inputs; returns host outputs in order (copies the caller owns).
 std::vector<argument> run(api_program& p, const param_map& inputs);
 
+// Runs on the caller's buffers (host, or device memory of a gpu program), writing the outputs into
+// `outputs` (one per output, in order, of the type and lens it computes). A target without a
+// device refuses device buffers (stage::run, naming the buffer).
+void run_into(api_program& p, const caller_inputs& inputs, std::span<const caller_buffer> outputs);
+
 // Missing, unknown, mistyped and mis-shaped inputs are stage::input errors naming the input.
 void check_inputs(const api_program& p, const param_map& inputs);
 

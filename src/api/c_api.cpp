@@ -1,35 +1,8 @@
 // The C API (include/kiln/kiln.h) over kiln::api: errors, options and programs. Shapes and
 // arguments are in c_api_tensors.cpp.
-#include <cstring>
-
 #include "api/c_api_detail.hpp"
 
 using namespace kiln::c_api_detail;
-
-namespace {
-
-// Copies `from` into the caller's buffer `to` element by element (either may be strided).
-void copy_into(const kiln::argument& from, const kiln::argument& to, const std::string& label) {
-    const kiln::shape &f = from.get_shape(), &t = to.get_shape();
-    if (f.type() != t.type() || f.lens() != t.lens())
-        throw kiln::api::stage_error(stage::input, kiln::cat("output '", label, "' computes ", to_string(f),
-                                                             " but its buffer is ", to_string(t)));
-    if (kiln::is_packed(f.type())) {
-        if (!t.standard()) throw bad_param(kiln::cat("output '", label, "': a packed int4 buffer must be standard"));
-        auto c = from.copy();
-        std::memcpy(to.data(), c.data(), t.bytes());
-        return;
-    }
-    std::size_t size = f.type_bits() / 8;
-    if (f.standard() && t.standard()) {
-        std::memcpy(to.data(), from.data(), f.elements() * size);
-        return;
-    }
-    for (std::size_t i = 0; i < f.elements(); ++i)
-        std::memcpy(to.data() + t.index(i) * size, from.data() + f.index(i) * size, size);
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -130,6 +103,21 @@ kiln_status kiln_compile_options_set_precision(kiln_compile_options_t o, kiln_pr
         need(o, "options").o.precision = static_cast<kiln::compute_precision>(p);
     });
 }
+kiln_status kiln_compile_options_set_kernel_cache(kiln_compile_options_t o, int on) {
+    return guard([&] { need(o, "options").o.kernel_cache = on != 0; });
+}
+
+kiln_status kiln_compile_options_set_allow_tf32(kiln_compile_options_t o, int on) {
+    return guard([&] { need(o, "options").o.allow_tf32 = on != 0; });
+}
+
+kiln_status kiln_compile_options_set_device(kiln_compile_options_t o, int device) {
+    return guard([&] {
+        if (device < 0) throw bad_param(kiln::cat("device ", device, " is negative"));
+        need(o, "options").o.device = device;
+    });
+}
+
 // Programs
 
 kiln_status kiln_parse_onnx_file(kiln_program_t* out, const char* path, kiln_onnx_options_t options) {
@@ -223,19 +211,23 @@ kiln_status kiln_program_run(kiln_program_t p, const char* const* input_names, c
         auto& prog = *need(p, "program").p;
         if (input_count > 0 && (input_names == nullptr || inputs == nullptr))
             throw bad_param("input_names or inputs is NULL");
-        kiln::param_map in;
-        for (size_t k = 0; k < input_count; ++k) {
-            std::string name = need_str(input_names[k], "an input name");
-            if (!in.emplace(name, need(inputs[k], "an input argument").a).second)
-                throw kiln::api::stage_error(stage::input, kiln::cat("input '", name, "' is given twice"));
-        }
         if (output_count != prog.output_names.size())
             throw kiln::api::stage_error(stage::input, kiln::cat(output_count, " output buffers given, the program has ",
                                                                  prog.output_names.size(), " outputs"));
         if (output_count > 0 && outputs == nullptr) throw bad_param("outputs is NULL");
-        for (size_t k = 0; k < output_count; ++k) need(outputs[k], "an output argument");
-        auto results = kiln::api::run(prog, in);
-        for (size_t k = 0; k < output_count; ++k) copy_into(results[k], outputs[k]->a, prog.output_names[k]);
+        kiln::caller_inputs in;
+        for (size_t k = 0; k < input_count; ++k) {
+            std::string name = need_str(input_names[k], "an input name");
+            const kiln_argument& a = need(inputs[k], "an input argument");
+            if (!in.emplace(name, kiln::caller_buffer{a.a, a.device}).second)
+                throw kiln::api::stage_error(stage::input, kiln::cat("input '", name, "' is given twice"));
+        }
+        std::vector<kiln::caller_buffer> out;
+        for (size_t k = 0; k < output_count; ++k) {
+            const kiln_argument& a = need(outputs[k], "an output argument");
+            out.push_back({a.a, a.device});
+        }
+        kiln::api::run_into(prog, in, out);
     });
 }
 

@@ -21,6 +21,7 @@ struct kiln_shape {
 };
 struct kiln_argument {
     kiln::argument a;
+    bool device = false;   // a device pointer the caller owns (kiln_argument_create_device)
 };
 struct kiln_program {
     std::unique_ptr<kiln::api::api_program> p;

@@ -116,6 +116,24 @@ kiln_status kiln_argument_create(kiln_argument_t* out, kiln_shape_t s, void* dat
     });
 }
 
+kiln_status kiln_argument_create_device(kiln_argument_t* out, kiln_shape_t s, void* device_data) {
+    return guard([&] {
+        need_out(out);
+        const kiln::shape& sh = need(s, "shape").s;
+        if (device_data == nullptr) throw bad_param("device_data is NULL");
+        if (sh.dynamic()) throw bad_param(kiln::cat("an argument needs a static shape, got ", to_string(sh)));
+        if (!sh.standard()) throw bad_param(kiln::cat("a device argument must be row-major packed, got ", to_string(sh)));
+        *out = new kiln_argument{kiln::argument(sh, static_cast<std::byte*>(device_data), nullptr), true};
+    });
+}
+
+kiln_status kiln_argument_is_device(kiln_argument_t a, int* out) {
+    return guard([&] {
+        need_out(out);
+        *out = need(a, "argument").device ? 1 : 0;
+    });
+}
+
 kiln_status kiln_argument_destroy(kiln_argument_t a) {
     delete a;
     return KILN_STATUS_SUCCESS;

@@ -7,7 +7,10 @@
 // device, the arena from the memory plan, compiled kernels and library plans); run() does no
 // compile work and, after the first run, allocates nothing.
 #pragma once
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,19 +31,46 @@ struct compile_options {
     bool exhaustive_tune = false;
     bool offload_copy = false;
     std::size_t threads = 0;     // cpu: threads of its one pool (0: the machine's cores)
+    bool kernel_cache = true;    // gpu: read and write the compiled-kernel disk cache
+    bool allow_tf32 = false;     // gpu: float32 GEMMs and convolutions may round inputs to TF32
+    int device = 0;              // gpu: the CUDA device ordinal
 };
 
-// Data a target derives from a program when it builds the executable, kept in saved programs so
-// that loading one skips that work (cpu: weights reordered into oneDNN's layouts). `bytes` is a
-// uint8 argument, owned or borrowed from a saved program's mapping.
+// A buffer the caller owns, for executable::run_into: host memory, or memory on the executable's
+// device (a CUDA device pointer for gpu) that the caller keeps alive during the call.
+struct caller_buffer {
+    argument arg;              // its shape and address (borrowed)
+    bool on_device = false;
+    // Device buffers: the CUDA stream whose queued work makes an input ready (null: the legacy
+    // default stream); the run waits for it on the device, not on the host.
+    void* ready_on = nullptr;
+};
+using caller_inputs = std::map<std::string, caller_buffer, std::less<>>;
+
+// A kernel's compiled code (gpu: a cubin, named by its cache key).
+struct kernel_binary {
+    std::string name;
+    std::vector<std::uint8_t> code;
+};
+
+// Data a target derives from a program when it builds the executable (cpu: weights reordered into
+// oneDNN's layouts). `bytes` is a uint8 argument, owned or borrowed from a saved program's mapping.
 struct target_blob {
     std::string name;
     argument bytes;
 };
 
+// What a saved program keeps of an executable besides the program, so that loading it skips that
+// work: compiled kernels (gpu) and derived data (cpu).
+struct saved_parts {
+    std::vector<kernel_binary> kernels;
+    std::vector<target_blob> blobs;
+};
+
 // What building an executable did, for compile reports.
 struct executable_stats {
-    std::size_t kernels = 0, cache_hits = 0;   // kernels compiled, and how many came from the cache
+    std::size_t kernels = 0, cache_hits = 0;   // kernels built, and how many came from the disk cache
+    std::size_t saved_kernels = 0;             // of `kernels`, taken from a saved program (not compiled)
     std::size_t arena_bytes = 0;               // the memory plan's arena (0: no plan, see `memory`)
     std::size_t weight_bytes = 0;              // literals resident on the device
     std::string memory;                        // the memory plan's report, or why there is none
@@ -65,9 +95,18 @@ public:
     // the call) and its time, where the target can (perf's per-instruction report, verify's
     // intermediate values); otherwise it runs without observing.
     virtual std::vector<argument> run_observed(const param_map& inputs, const instruction_observer& observe) = 0;
+    // Runs on the caller's buffers and writes the outputs into `outputs` (one per output, in order,
+    // of the type and lens it computes; host buffers may have any strides). This default takes
+    // host buffers only (a device buffer is an error naming it): it runs and copies the outputs.
+    // Device targets override it to read and write device buffers without a host round trip.
+    virtual void run_into(const caller_inputs& inputs, std::span<const caller_buffer> outputs);
     // What a saved program keeps of this executable besides the program (none by default).
-    virtual std::vector<target_blob> saved_blobs() const { return {}; }
+    virtual saved_parts saved() const { return {}; }
 };
+
+// Copies a result into a caller's host buffer of the same type and lens (either may be strided);
+// `label` names the output in the error when they differ.
+void copy_result(const argument& from, const argument& to, const std::string& label);
 
 class target {
 public:
@@ -84,17 +123,19 @@ public:
     // Builds the executable of a program this target's passes lowered already (a saved program
     // loads straight into one this way).
     virtual std::unique_ptr<executable> load(program lowered, const compile_options& opts) const = 0;
-    // Builds the executable of a saved program with the blobs its executable kept (saved_blobs);
-    // a blob that does not fit (another CPU's layout) is derived again.
+    // Builds the executable of a saved program with what its executable kept (executable::saved):
+    // kernels are used instead of compiling them; a blob that does not fit (another CPU's layout)
+    // is derived again. This default is for targets that keep nothing: kernels are an error.
     virtual std::unique_ptr<executable> load_saved(program lowered, const compile_options& opts,
-                                                   std::vector<target_blob> blobs) const {
-        (void)blobs;
-        return load(std::move(lowered), opts);
-    }
+                                                   saved_parts parts) const;
     // Lowers (runs passes(opts)) and builds the executable.
     std::unique_ptr<executable> compile(program p, const compile_options& opts = {},
                                         const pass_options& popts = {}) const;
 };
+
+// The gpu-only options that are set (--allow-tf32, --device N, --no-cache), each with why a host
+// target named `target` ignores it: for host targets' ignored_options.
+std::vector<std::string> ignored_device_options(const compile_options& opts, std::string_view target);
 
 // "ref", "cpu", "gpu"; an unknown or unbuilt target is an error naming the built ones.
 std::unique_ptr<target> make_target(std::string_view name);

@@ -23,7 +23,7 @@ int run_compile(const parsed_args& args) {
     info.device_arch = t->device_arch();
     info.options = cs.options;
     bool to_stdout = args.get("--output").empty();
-    std::string written = write_program(args, exe->get_program(), info, exe->saved_blobs());
+    std::string written = write_program(args, exe->get_program(), info, exe->saved());
     // With the program on stdout the report goes to stderr, so that stdout stays a program.
     std::ostream& report = to_stdout ? std::cerr : std::cout;
     if (!quiet) report << format_compile_report(r, cs);

@@ -47,7 +47,7 @@ option_spec target_option(const std::string& name) {
 }
 
 const char* const compile_flags[] = {"--optimize", "--fp16", "--bf16", "--int8", "--fp8", "--enable-offload-copy",
-                                     "--disable-fast-math", "--exhaustive-tune"};
+                                     "--disable-fast-math", "--exhaustive-tune", "--allow-tf32"};
 
 // Every name given to --disable-pass must be a pass of the pipeline, or the option would
 // silently do nothing.
@@ -91,6 +91,9 @@ std::vector<option_spec> compile_option_specs() {
         {{"--disable-fast-math"}, option_spec::flag, "", "GPU/CPU: exact math functions instead of fast approximations"},
         {{"--exhaustive-tune"}, option_spec::flag, "", "GPU/CPU: time every kernel configuration instead of a heuristic pick"},
         {{"--threads"}, option_spec::one, "N", "cpu: threads of its one pool (default: the machine's cores)"},
+        {{"--device"}, option_spec::one, "N", "gpu: the CUDA device to compile for and run on (default 0)"},
+        {{"--allow-tf32"}, option_spec::flag, "", "gpu: float32 GEMMs and convolutions may round inputs to TF32\n(faster; off by default)"},
+        {{"--no-cache"}, option_spec::flag, "", "gpu: compile every kernel, neither reading nor writing the\nkernel disk cache"},
         {{"--time-passes"}, option_spec::flag, "", "report every pass's time (perf always does)"},
         {{"--trace-passes"}, option_spec::flag, "", "print the program after every pass (on stderr)"},
         {{"--disable-pass"}, option_spec::one, "NAME", "skip the pass NAME (repeatable; for finding a pass that breaks\na program)", true},
@@ -119,6 +122,14 @@ compile_settings read_compile_settings(const parsed_args& args) {
             throw usage_error("--threads " + n + ": expected a count >= 1");
         s.options.threads = std::stoul(n);
     }
+    if (args.has("--device")) {
+        std::string n = args.get("--device");
+        if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos)
+            throw usage_error("--device " + n + ": expected a device number >= 0");
+        s.options.device = std::stoi(n);
+    }
+    s.options.allow_tf32 = args.has("--allow-tf32");
+    s.options.kernel_cache = !args.has("--no-cache");
     s.time_passes = args.has("--time-passes");
     s.trace_passes = args.has("--trace-passes");
     for (const auto& use : args.uses("--disable-pass")) s.disabled.push_back(use.at(0));
@@ -178,6 +189,9 @@ std::string describe_options(const compile_options& o) {
     if (!o.fast_math) s += ", no fast math";
     if (o.exhaustive_tune) s += ", exhaustive tune";
     if (o.threads) s += ", " + std::to_string(o.threads) + " threads";
+    if (o.allow_tf32) s += ", tf32";
+    if (o.device) s += ", device " + std::to_string(o.device);
+    if (!o.kernel_cache) s += ", no kernel cache";
     return s;
 }
 

@@ -85,11 +85,11 @@ std::vector<option_spec> output_option_specs() {
 }
 
 std::string write_program(const parsed_args& args, const program& p, const saved_program_info& info,
-                          const std::vector<target_blob>& blobs) {
+                          const saved_parts& parts) {
     std::string path = args.get("--output");
     switch (choose(args, path)) {
     case output_format::binary:
-        save_program(p, info, path, {}, blobs);
+        save_program(p, info, path, parts);
         return path + " (saved program, " + std::to_string(std::filesystem::file_size(path)) + " bytes)";
     case output_format::graphviz:
         if (std::string kind = rendered_kind(path); !kind.empty()) {

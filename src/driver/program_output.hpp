@@ -14,8 +14,8 @@ namespace kiln::driver {
 
 std::vector<option_spec> output_option_specs();
 // Returns what was written ("model.kiln (saved program, 12 KiB)") or "" for stdout.
-// `blobs`: what the executable keeps in a saved program (executable::saved_blobs), binary only.
+// `parts`: what the executable keeps in a saved program (executable::saved), binary only.
 std::string write_program(const parsed_args& args, const program& p, const saved_program_info& info,
-                          const std::vector<target_blob>& blobs = {});
+                          const saved_parts& parts = {});
 
 }  // namespace kiln::driver

@@ -1,8 +1,9 @@
 #include "driver/session.hpp"
 
-#include "driver/run_io.hpp"
-
 #include <chrono>
+
+#include "core/error.hpp"
+#include "driver/run_io.hpp"
 
 namespace kiln::driver {
 
@@ -56,6 +57,7 @@ session open_session(const parsed_args& args, const std::function<void(session&)
         check_saved_settings(args, s.file);
         s.settings.target = s.file.saved->info.target;
         s.settings.options = s.file.saved->info.options;
+        if (args.has("--device")) s.settings.options.device = given.options.device;   // where to run it
     } else {
         s.settings = given;
     }
@@ -73,10 +75,14 @@ std::string build_executable(session& s, bool quiet) {
         return format_compile_report(c.report, s.settings);
     }
     auto start = std::chrono::steady_clock::now();
-    s.exe = s.tgt->load_saved(std::move(s.prog), s.settings.options, s.file.saved->blobs);
+    s.exe = s.tgt->load_saved(std::move(s.prog), s.settings.options, std::move(s.file.saved->parts));
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::string r = saved_summary(s.file) + "\n" + "  executable built in " + ms_text(ms) + "; " + s.exe->stats().memory + "\n";
-    for (const auto& n : s.exe->stats().notes) r += "  " + n + "\n";
+    const executable_stats& st = s.exe->stats();
+    std::string r = saved_summary(s.file) + "\n" + "  executable built in " + ms_text(ms) + "; " + st.memory + "\n";
+    if (st.kernels)
+        r += cat("  kernels: ", st.kernels, " (from the saved program ", st.saved_kernels, ", cache hits ",
+                 st.cache_hits, ", compiled ", st.kernels - st.saved_kernels - st.cache_hits, ")\n");
+    for (const auto& n : st.notes) r += "  " + n + "\n";
     return r;
 }
 

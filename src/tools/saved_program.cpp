@@ -107,7 +107,10 @@ value to_value(const compile_options& o) {
                  {"fast_math", o.fast_math},
                  {"exhaustive_tune", o.exhaustive_tune},
                  {"offload_copy", o.offload_copy},
-                 {"threads", static_cast<std::int64_t>(o.threads)}};
+                 {"threads", static_cast<std::int64_t>(o.threads)},
+                 {"kernel_cache", o.kernel_cache},
+                 {"allow_tf32", o.allow_tf32},
+                 {"device", static_cast<std::int64_t>(o.device)}};
 }
 
 compile_options compile_options_from_value(const value& v) {
@@ -121,6 +124,9 @@ compile_options compile_options_from_value(const value& v) {
     o.exhaustive_tune = v.at("exhaustive_tune").as_bool();
     o.offload_copy = v.at("offload_copy").as_bool();
     if (v.contains("threads")) o.threads = static_cast<std::size_t>(v.at("threads").as_int());
+    if (v.contains("kernel_cache")) o.kernel_cache = v.at("kernel_cache").as_bool();
+    if (v.contains("allow_tf32")) o.allow_tf32 = v.at("allow_tf32").as_bool();
+    if (v.contains("device")) o.device = static_cast<int>(v.at("device").as_int());
     return o;
 }
 
@@ -130,15 +136,15 @@ std::string options_hash(const compile_options& o) {
 }
 
 void save_program(const program& p, const saved_program_info& info, const std::string& path,
-                  const std::vector<kernel_binary>& kernels, const std::vector<target_blob>& blobs) {
+                  const saved_parts& parts) {
     std::vector<const literal*> payloads;
     std::string ir = to_json(program_to_value(p, payloads));
     std::vector<section> sections{{"program", "", reinterpret_cast<const std::byte*>(ir.data()), ir.size()}};
     for (const literal* l : payloads)
         sections.push_back({"literal", "", l->get_argument().data(), l->get_shape().bytes()});
-    for (const auto& k : kernels)
+    for (const auto& k : parts.kernels)
         sections.push_back({"kernel", k.name, reinterpret_cast<const std::byte*>(k.code.data()), k.code.size()});
-    for (const auto& b : blobs) sections.push_back({"blob", b.name, b.bytes.data(), b.bytes.get_shape().bytes()});
+    for (const auto& b : parts.blobs) sections.push_back({"blob", b.name, b.bytes.data(), b.bytes.get_shape().bytes()});
     std::string header = header_json(info, sections);
 
     std::byte pre[preamble_bytes] = {};
@@ -290,13 +296,13 @@ loaded_program load_program(const std::string& path) {
     std::vector<const section*> literals;
     for (const auto& s : sections) {
         if (s.kind == "literal") literals.push_back(&s);
-        if (s.kind == "kernel") r.kernels.push_back({s.name, {reinterpret_cast<const std::uint8_t*>(s.data),
+        if (s.kind == "kernel") r.parts.kernels.push_back({s.name, {reinterpret_cast<const std::uint8_t*>(s.data),
                                                              reinterpret_cast<const std::uint8_t*>(s.data) + s.size}});
     }
     std::shared_ptr<void> owner = m.base;
     for (const auto& s : sections)
         if (s.kind == "blob")
-            r.blobs.push_back({s.name, argument(shape(dtype::uint8, std::vector<std::size_t>{s.size}), const_cast<std::byte*>(s.data), owner)});
+            r.parts.blobs.push_back({s.name, argument(shape(dtype::uint8, std::vector<std::size_t>{s.size}), const_cast<std::byte*>(s.data), owner)});
     auto payload = [&](std::size_t i, const shape& s) {
         if (i >= literals.size()) fail("literal payload ", i, " is missing (", literals.size(), " literal sections)");
         if (literals[i]->size != s.bytes())

@@ -26,24 +26,17 @@ struct saved_program_info {
     std::vector<std::string> output_names;   // the model's output names (the APIs'); may be empty
 };
 
-// A kernel's compiled code, stored as a section of its own (ref has none).
-struct kernel_binary {
-    std::string name;
-    std::vector<std::uint8_t> code;
-};
-
 struct loaded_program {
     program prog;
     saved_program_info info;
-    std::vector<kernel_binary> kernels;
-    std::vector<target_blob> blobs;   // borrowed from the file mapping
+    saved_parts parts;              // blobs borrowed from the file mapping
     double load_ms = 0;             // reading, checking and rebuilding the program
     std::size_t mapped_bytes = 0;   // literal bytes borrowed from the file mapping, not copied
 };
 
 // Writes the container; throws naming the file when it cannot be written.
 void save_program(const program& p, const saved_program_info& info, const std::string& path,
-                  const std::vector<kernel_binary>& kernels = {}, const std::vector<target_blob>& blobs = {});
+                  const saved_parts& parts = {});
 // Maps and checks the file: wrong magic, another format version, a target not built into this
 // kiln or a device architecture other than its device's, a truncated file and a checksum
 // mismatch each throw an error naming the file and what is wrong.

@@ -275,6 +275,22 @@ TEST_F(driver_cmd, compile_flags_that_do_not_exist_yet_fail_clearly) {
         EXPECT_TRUE(has(ignored.out, i)) << ignored.out;
 }
 
+// The gpu target's options: ref names each as ignored; they are stored in saved programs.
+TEST_F(driver_cmd, gpu_options_are_reported_and_saved) {
+    auto r = kiln("compile " + small + " --allow-tf32 --no-cache --device 1 -o " + path("g.kiln"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char* i : {"ignored: --allow-tf32 (ref computes float32 in float32)", "ignored: --device 1 (ref runs on the host)",
+                          "ignored: --no-cache (only the gpu target's kernel cache can be bypassed so far)", "tf32, device 1, no kernel cache"})
+        EXPECT_TRUE(has(r.out, i)) << r.out;
+    std::string header = read_file(path("g.kiln")).substr(0, 4096);
+    for (const char* o : {"\"allow_tf32\": true", "\"device\": 1", "\"kernel_cache\": false"})
+        EXPECT_TRUE(has(header, o)) << o;
+    EXPECT_EQ(kiln("run " + path("g.kiln") + " --allow-tf32").status, 2);   // a compile option of a saved program
+    auto bad = kiln("compile " + small + " --device x");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_TRUE(has(bad.err, "--device x: expected a device number >= 0")) << bad.err;
+}
+
 TEST_F(driver_cmd, compile_to_stdout_keeps_stdout_a_program) {
     auto r = kiln("compile " + small + " -O --ref");
     EXPECT_EQ(r.status, 0);

@@ -109,12 +109,12 @@ TEST_F(saved_program_test, literals_borrow_the_mapping_aligned) {
 
 TEST_F(saved_program_test, kernels_round_trip) {
     std::vector<kernel_binary> k{{"fused_0", {1, 2, 3, 4, 5}}, {"fused_1", {}}};
-    save_program(sample_program(), {}, file, k);
+    save_program(sample_program(), {}, file, {k, {}});
     loaded_program l = load_program(file);
-    ASSERT_EQ(l.kernels.size(), 2u);
-    EXPECT_EQ(l.kernels[0].name, "fused_0");
-    EXPECT_EQ(l.kernels[0].code, k[0].code);
-    EXPECT_TRUE(l.kernels[1].code.empty());
+    ASSERT_EQ(l.parts.kernels.size(), 2u);
+    EXPECT_EQ(l.parts.kernels[0].name, "fused_0");
+    EXPECT_EQ(l.parts.kernels[0].code, k[0].code);
+    EXPECT_TRUE(l.parts.kernels[1].code.empty());
 }
 
 TEST_F(saved_program_test, wrong_magic) {

@@ -68,10 +68,10 @@ public:
                                    std::to_string(ctx_.reused) + " read as saved");
         ctx_.saved.clear();   // the blobs in use are in ctx_.packed
     }
-    std::vector<target_blob> saved_blobs() const override {
-        std::vector<target_blob> r;
+    saved_parts saved() const override {
+        saved_parts r;
         for (const auto& b : ctx_.packed)
-            if (!b.name.empty()) r.push_back(b);
+            if (!b.name.empty()) r.blobs.push_back(b);
         return r;
     }
     const program& get_program() const override { return prog_; }
@@ -107,14 +107,17 @@ public:
         if (opts.offload_copy) r.push_back("--enable-offload-copy (cpu runs in host memory)");
         if (opts.exhaustive_tune) r.push_back("--exhaustive-tune (cpu takes oneDNN's heuristic choices)");
         if (!opts.fast_math) r.push_back("--disable-fast-math (cpu's generated code uses exact libm calls)");
+        for (auto& d : ignored_device_options(opts, "cpu")) r.push_back(std::move(d));
         return r;
     }
     std::unique_ptr<executable> load(program lowered, const compile_options& opts) const override {
         return std::make_unique<cpu_executable>(std::move(lowered), opts, std::vector<target_blob>{});
     }
     std::unique_ptr<executable> load_saved(program lowered, const compile_options& opts,
-                                           std::vector<target_blob> blobs) const override {
-        return std::make_unique<cpu_executable>(std::move(lowered), opts, std::move(blobs));
+                                           saved_parts parts) const override {
+        if (!parts.kernels.empty())
+            fail("the saved program carries ", parts.kernels.size(), " compiled kernels, which the cpu target does not take");
+        return std::make_unique<cpu_executable>(std::move(lowered), opts, std::move(parts.blobs));
     }
 };
 

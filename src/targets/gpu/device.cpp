@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "targets/gpu/gpu_error.hpp"
@@ -10,7 +11,7 @@ namespace kiln::gpu {
 namespace {
 
 struct device_query {
-    device_info info;
+    std::vector<device_info> devices;
     std::string error;   // why there is no device
 };
 
@@ -24,10 +25,12 @@ const device_query& query() {
             cudaGetLastError();
             return r;
         }
-        cudaDeviceProp p{};
-        KILN_GPU_CHECK(cudaGetDeviceProperties(&p, 0), "querying device 0");
-        KILN_GPU_CHECK(cudaSetDevice(0), "selecting device 0");
-        r.info = {0, p.name, cat("sm_", p.major, p.minor), p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem};
+        for (int i = 0; i < n; ++i) {
+            cudaDeviceProp p{};
+            KILN_GPU_CHECK(cudaGetDeviceProperties(&p, i), cat("querying device ", i));
+            r.devices.push_back({i, p.name, cat("sm_", p.major, p.minor), p.major, p.minor, p.multiProcessorCount,
+                                 p.totalGlobalMem});
+        }
         return r;
     }();
     return q;
@@ -35,11 +38,36 @@ const device_query& query() {
 
 }  // namespace
 
-const device_info& current_device() {
+const device_info& select_device(int ordinal) {
     const auto& q = query();
     if (!q.error.empty()) fail("gpu: no CUDA device: ", q.error, " (the gpu target needs an NVIDIA GPU and its driver)");
-    KILN_GPU_CHECK(cudaSetDevice(q.info.ordinal), "selecting the device");   // per thread
-    return q.info;
+    if (ordinal < 0 || ordinal >= static_cast<int>(q.devices.size())) {
+        std::string have;
+        for (const auto& d : q.devices) have += cat(have.empty() ? "" : ", ", d.ordinal, " (", d.name, ")");
+        fail("gpu: --device ", ordinal, ": this machine has ", q.devices.size(), " CUDA device",
+             q.devices.size() == 1 ? "" : "s", ": ", have);
+    }
+    use_device(q.devices[static_cast<std::size_t>(ordinal)]);
+    return q.devices[static_cast<std::size_t>(ordinal)];
+}
+
+const device_info& current_device() { return select_device(0); }
+
+void use_device(const device_info& d) {
+    KILN_GPU_CHECK(cudaSetDevice(d.ordinal), cat("selecting CUDA device ", d.ordinal));
+}
+
+std::string check_device_pointer(const void* p, const device_info& d) {
+    cudaPointerAttributes a{};
+    if (cudaError_t e = cudaPointerGetAttributes(&a, p); e != cudaSuccess) {
+        cudaGetLastError();
+        return cat("cudaPointerGetAttributes failed (", cudaGetErrorName(e), ")");
+    }
+    if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+        return a.type == cudaMemoryTypeHost ? "it is pinned host memory, not device memory"
+                                            : "it is not CUDA device memory (a host pointer?)";
+    if (a.device != d.ordinal) return cat("it is memory of CUDA device ", a.device, ", the program runs on device ", d.ordinal);
+    return "";
 }
 
 bool device_available() { return query().error.empty(); }

@@ -17,9 +17,16 @@ struct device_info {
     std::size_t memory_bytes = 0;
 };
 
-// The device kiln runs on (device 0), queried once. Throws a clear error when there is none
-// ("gpu: no CUDA device: ...") so that making the gpu target fails where no GPU is.
+// Device 0, queried once, made the calling thread's device. Throws a clear error when there is
+// none ("gpu: no CUDA device: ...") so that making the gpu target fails where no GPU is.
 const device_info& current_device();
+// The device with this ordinal (--device N), made the calling thread's device; an ordinal the
+// machine lacks is an error naming the devices it has.
+const device_info& select_device(int ordinal);
+// Makes `d` the calling thread's device again (CUDA's current device is per thread).
+void use_device(const device_info& d);
+// Whether `p` points into memory of device `d` (device or managed memory); otherwise why not.
+std::string check_device_pointer(const void* p, const device_info& d);
 // Whether a device is present, without throwing (tests skip on false).
 bool device_available();
 

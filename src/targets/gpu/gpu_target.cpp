@@ -3,10 +3,14 @@
 // inputs and outputs, the compiled kernels and library plans, and one stream. A run copies the
 // inputs in, launches the steps lowering made (pointers bound at load, so nothing is compiled or
 // allocated), copies the outputs back into pinned buffers it owns, and synchronises once; then it
-// reads the run-time checks' error slots (error_flags.hpp), copied back with the outputs. A
-// cancel or --timeout (core/cancel.hpp) is checked before each launch.
+// reads the run-time checks' error slots (error_flags.hpp), copied back with the outputs. Inputs
+// and outputs may also be the caller's device buffers (copied on the device, no host round trip).
+// A cancel or --timeout (core/cancel.hpp) is checked before each launch: each step's when the
+// steps launch one by one, the graph's when a run replays the CUDA graph.
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 #include "core/cancel.hpp"
@@ -36,16 +40,23 @@ std::ptrdiff_t view_offset(const instruction& ins, int alias) {
     return r.data() - sentinel;
 }
 
+// Graphs can be turned off to measure what they save (docs/gpu.md lists the variable).
+bool graphs_enabled() {
+    const char* v = std::getenv("KILN_GPU_GRAPHS");
+    return !v || std::string_view(v) != "0";
+}
+
 class gpu_executable final : public executable {
 public:
-    gpu_executable(program p, const compile_options& opts)
-        : prog_(std::move(p)),
+    gpu_executable(program p, const compile_options& opts, std::span<const kernel_binary> saved)
+        : dev_(select_device(opts.device)),
+          prog_(std::move(p)),
           libs_(stream_.get()),
           error_slots_(prog_.main().size() * sizeof(error_slot), "the run-time checks' error slots"),
           errors_(error_slots_.data(), prog_.main().size()) {
         const module& m = prog_.main();
         check_supported(m);
-        libs_.allow_tf32 = false;
+        libs_.allow_tf32 = opts.allow_tf32;
         plan_ = plan_memory(m);
         arena_ = device_buffer(plan_.arena_bytes, "the arena");
         upload_literals(m);
@@ -57,6 +68,7 @@ public:
         std::size_t staging = 0;
         for (const auto& p : params_) staging = align_up(staging, 256) + p.ins->get_shape().bytes();
         staging_in_ = pinned_buffer(staging, "input staging");
+        KILN_GPU_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "creating the input-ready event");
 
         lowering_context ctx(m, libs_, [this](const instruction& i) { return address_of(i); });
         ctx.error_flags = &errors_;
@@ -75,10 +87,7 @@ public:
             address_[&ins] = arena_.data() + plan_.offsets.at(&ins);
             find_lowering(ins)->lower(ctx, ins);
         }
-        kernel_settings ks{current_device().arch, opts.fast_math, true, {}};
-        kernel_build_stats kstats;
-        auto kernels = kernels_.build(ctx.sources, ks, kstats);
-        for (auto& l : ctx.launches) l.kernel = kernels[l.source];
+        build_kernels(ctx, opts, saved);
         steps_ = std::move(ctx.steps);
         launches_ = std::move(ctx.launches);
         scratch_ = std::move(ctx.scratch_buffers);
@@ -87,18 +96,38 @@ public:
             o.host = pinned_buffer(o.ins->get_shape().bytes(), "an output");
         }
         if (errors_.used()) errors_host_ = pinned_buffer(errors_.bytes(), "the run-time checks' error slots");
-        stats_.kernels = kstats.kernels;
-        stats_.cache_hits = kstats.cache_hits;
         stats_.arena_bytes = plan_.arena_bytes;
         stats_.weight_bytes = weights_.bytes();
         stats_.memory = plan_.report();
     }
+    ~gpu_executable() override {
+        if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+        if (ready_) cudaEventDestroy(ready_);
+    }
 
     const program& get_program() const override { return prog_; }
     const executable_stats& stats() const override { return stats_; }
-    std::vector<argument> run(const param_map& inputs) override { return run_impl(inputs, nullptr); }
+    std::vector<argument> run(const param_map& inputs) override {
+        caller_inputs in;
+        for (const auto& [name, a] : inputs) in.emplace(name, caller_buffer{a});
+        return run_impl(in, {}, nullptr);
+    }
     std::vector<argument> run_observed(const param_map& inputs, const instruction_observer& observe) override {
-        return run_impl(inputs, &observe);
+        caller_inputs in;
+        for (const auto& [name, a] : inputs) in.emplace(name, caller_buffer{a});
+        return run_impl(in, {}, &observe);
+    }
+    void run_into(const caller_inputs& inputs, std::span<const caller_buffer> outputs) override {
+        if (outputs.size() != outputs_.size())
+            fail(outputs.size(), " output buffers given, the program has ", outputs_.size(), " outputs");
+        run_impl(inputs, outputs, nullptr);
+    }
+    saved_parts saved() const override {
+        saved_parts r;
+        for (const auto& [key, cubin] : kernels_.binaries())
+            r.kernels.push_back({key, {reinterpret_cast<const std::uint8_t*>(cubin.data()),
+                               reinterpret_cast<const std::uint8_t*>(cubin.data()) + cubin.size()}});
+        return r;
     }
 
 private:
@@ -113,6 +142,18 @@ private:
     };
 
     std::byte* address_of(const instruction& ins) const { return address_.at(&ins); }
+
+    void build_kernels(lowering_context& ctx, const compile_options& opts, std::span<const kernel_binary> saved) {
+        std::map<std::string, std::string> cubins;
+        for (const auto& k : saved) cubins.emplace(k.name, std::string(k.code.begin(), k.code.end()));
+        kernel_settings ks{dev_.arch, opts.fast_math, opts.kernel_cache, {}};
+        kernel_build_stats kstats;
+        auto kernels = kernels_.build(ctx.sources, ks, kstats, cubins);
+        for (auto& l : ctx.launches) l.kernel = kernels[l.source];
+        stats_.kernels = kstats.kernels;
+        stats_.cache_hits = kstats.cache_hits;
+        stats_.saved_kernels = kstats.from_saved;
+    }
 
     void upload_literals(const module& m) {
         std::size_t total = 0;
@@ -131,19 +172,45 @@ private:
         }
     }
 
-    void stage_inputs(const param_map& inputs) {
-        auto ordered = order_inputs(prog_.main(), inputs);
+    // A device buffer of the caller: on this device, in the standard layout of `want`.
+    void check_device_buffer(const caller_buffer& b, const shape& want, const std::string& label) const {
+        const shape& got = b.arg.get_shape();
+        if (got.type() != want.type() || got.lens() != want.lens())
+            fail(label, ": expected ", to_string(want), ", got ", to_string(got));
+        if (!got.standard()) fail(label, ": a device buffer must be contiguous (row-major), got ", to_string(got));
+        if (std::string why = check_device_pointer(b.arg.data(), dev_); !why.empty())
+            fail(label, " is given as a device buffer, but ", why);
+    }
+
+    // Host inputs go through pinned staging; device inputs are copied on the device after the
+    // stream they are ready on (the parameters' buffers stay where the steps were bound).
+    void stage_inputs(const caller_inputs& inputs) {
+        param_map args;
+        for (const auto& [name, b] : inputs) args.emplace(name, b.arg);
+        auto ordered = order_inputs(prog_.main(), args);
         std::size_t at = 0;
         for (std::size_t i = 0; i < params_.size(); ++i) {
             const shape& want = params_[i].ins->get_shape();
+            const caller_buffer& b = inputs.find(params_[i].name)->second;
+            std::string label = cat("input '", params_[i].name, "'");
+            if (b.on_device) {
+                check_device_buffer(b, want, label);
+                auto* on = static_cast<cudaStream_t>(b.ready_on);
+                KILN_GPU_CHECK(cudaEventRecord(ready_, on ? on : cudaStreamLegacy), cat("waiting for ", label));
+                KILN_GPU_CHECK(cudaStreamWaitEvent(stream_.get(), ready_, 0), cat("waiting for ", label));
+                KILN_GPU_CHECK(cudaMemcpyAsync(params_[i].buffer.data(), b.arg.data(), want.bytes(),
+                                               cudaMemcpyDeviceToDevice, stream_.get()),
+                               cat("copying ", label, " on the device"));
+                continue;
+            }
             const argument& a = ordered[i];
             const shape& got = a.get_shape();
             if (got.type() != want.type() || got.lens() != want.lens())
-                fail("input '", params_[i].name, "': expected ", to_string(want), ", got ", to_string(got));
+                fail(label, ": expected ", to_string(want), ", got ", to_string(got));
             argument std_copy;
             const argument* src = &a;
             if (got.strides() != want.strides()) {   // another layout: its standard copy, then ours
-                if (!want.standard()) fail("input '", params_[i].name, "': expected strides ", to_string(want));
+                if (!want.standard()) fail(label, ": expected strides ", to_string(want));
                 std_copy = a.copy();
                 src = &std_copy;
             }
@@ -151,15 +218,19 @@ private:
             std::memcpy(staging_in_.data() + at, src->data(), want.bytes());
             KILN_GPU_CHECK(cudaMemcpyAsync(params_[i].buffer.data(), staging_in_.data() + at, want.bytes(),
                                            cudaMemcpyHostToDevice, stream_.get()),
-                           cat("copying input '", params_[i].name, "' to the device"));
+                           cat("copying ", label, " to the device"));
             at += want.bytes();
         }
     }
 
-    std::vector<argument> run_impl(const param_map& inputs, const instruction_observer* observe) {
-        stage_inputs(inputs);
+    void launch_steps(const instruction_observer* observe) {
         const module& m = prog_.main();
         errors_.clear(stream_.get());
+        if (!observe && graph_exec_) {
+            check_cancelled([&] { return cat("the CUDA graph of ", m.name(), " (not launched)"); });
+            KILN_GPU_CHECK(cudaGraphLaunch(graph_exec_, stream_.get()), "launching the program's CUDA graph");
+            return;
+        }
         for (auto& s : steps_) {
             if (run_control* c = current_run_control(); c && c->should_stop()) {
                 // What was launched finishes first: the next run reuses the staging buffers.
@@ -176,9 +247,48 @@ private:
                            cat("reading back the result of ", describe(m, *s.ins)));
             (*observe)(*s.ins, host, ms);
         }
+    }
+
+    // After the first run (which loaded every kernel and library module lazily), the steps are
+    // captured once as a CUDA graph that later runs replay: one launch instead of one per step.
+    // Capturing runs nothing; a step that cannot be captured (a host sync, an allocation) fails
+    // here naming its instruction.
+    void capture_graph() {
+        if (graph_exec_ || steps_.empty() || !graphs_enabled()) return;   // no steps: nothing to replay
+        const module& m = prog_.main();
+        KILN_GPU_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal), "capturing the program");
+        cudaGraph_t graph = nullptr;
+        try {
+            for (auto& s : steps_) s.launch(stream_.get());
+        } catch (const error& e) {
+            cudaStreamEndCapture(stream_.get(), &graph);
+            if (graph) cudaGraphDestroy(graph);
+            cudaGetLastError();
+            fail("gpu: capturing the program as a CUDA graph failed (KILN_GPU_GRAPHS=0 runs without one): ", e.what());
+        }
+        KILN_GPU_CHECK(cudaStreamEndCapture(stream_.get(), &graph), "capturing the program as a CUDA graph");
+        std::unique_ptr<CUgraph_st, decltype(&cudaGraphDestroy)> owned(graph, &cudaGraphDestroy);
+        KILN_GPU_CHECK(cudaGraphInstantiate(&graph_exec_, graph, 0), cat("instantiating the CUDA graph of ", m.name()));
+    }
+
+    std::vector<argument> run_impl(const caller_inputs& inputs, std::span<const caller_buffer> into,
+                                   const instruction_observer* observe) {
+        use_device(dev_);
+        const module& m = prog_.main();
+        stage_inputs(inputs);
+        launch_steps(observe);
         std::vector<argument> r;
-        for (auto& o : outputs_) {
+        for (std::size_t i = 0; i < outputs_.size(); ++i) {
+            const output_slot& o = outputs_[i];
             const shape& s = o.ins->get_shape();
+            if (i < into.size() && into[i].on_device) {
+                std::string label = cat("output ", i);
+                check_device_buffer(into[i], s, label);
+                KILN_GPU_CHECK(cudaMemcpyAsync(into[i].arg.data(), address_of(*o.ins), s.bytes(), cudaMemcpyDeviceToDevice,
+                                               stream_.get()),
+                               cat("copying ", label, " on the device"));
+                continue;
+            }
             KILN_GPU_CHECK(cudaMemcpyAsync(o.host.data(), address_of(*o.ins), s.bytes(), cudaMemcpyDeviceToHost, stream_.get()),
                            cat("copying the output ", describe(m, *o.ins), " to the host"));
             r.emplace_back(s, o.host.data(), nullptr);
@@ -186,9 +296,13 @@ private:
         errors_.read(errors_host_.data(), stream_.get());
         stream_.synchronize("running the program (an asynchronous error of an earlier launch; run with verify or perf to find its instruction)");
         errors_.check(errors_host_.data());
+        for (std::size_t i = 0, h = 0; i < into.size(); ++i)
+            if (!into[i].on_device) copy_result(r[h++], into[i].arg, cat("#", i));
+        if (!observe) capture_graph();
         return r;
     }
 
+    const device_info& dev_;
     program prog_;
     stream stream_;
     library_handles libs_;
@@ -205,6 +319,8 @@ private:
     device_buffer error_slots_;      // one slot per instruction at most; those used are cleared each run
     device_error_flags errors_;
     pinned_buffer errors_host_;
+    cudaEvent_t ready_ = nullptr;
+    cudaGraphExec_t graph_exec_ = nullptr;
     executable_stats stats_;
 };
 
@@ -218,10 +334,15 @@ public:
         std::vector<std::string> r;
         if (opts.offload_copy) r.push_back("--enable-offload-copy (the gpu target always copies host inputs and outputs)");
         if (opts.exhaustive_tune) r.push_back("--exhaustive-tune (the gpu target uses the libraries' heuristics so far)");
+        if (opts.threads) r.push_back("--threads (the gpu target runs on its device)");
         return r;
     }
     std::unique_ptr<executable> load(program lowered, const compile_options& opts) const override {
-        return std::make_unique<gpu_executable>(std::move(lowered), opts);
+        return std::make_unique<gpu_executable>(std::move(lowered), opts, std::span<const kernel_binary>{});
+    }
+    std::unique_ptr<executable> load_saved(program lowered, const compile_options& opts,
+                                           saved_parts parts) const override {
+        return std::make_unique<gpu_executable>(std::move(lowered), opts, parts.kernels);
     }
 
 private:

@@ -143,7 +143,7 @@ kernel_set::~kernel_set() {
 }
 
 std::vector<cudaKernel_t> kernel_set::build(const std::vector<kernel_source>& sources, const kernel_settings& s,
-                                            kernel_build_stats& stats) {
+                                            kernel_build_stats& stats, const std::map<std::string, std::string>& saved) {
     auto t0 = std::chrono::steady_clock::now();
     // Distinct sources, each compiled once.
     std::map<std::string, std::size_t> index;   // key -> distinct position
@@ -162,10 +162,15 @@ std::vector<cudaKernel_t> kernel_set::build(const std::vector<kernel_source>& so
     const fs::path dir = kernel_cache_dir(s);
     std::vector<std::string> cubins(firsts.size());
     std::vector<std::exception_ptr> errors(firsts.size());
-    std::atomic<std::size_t> next{0}, hits{0};
+    std::atomic<std::size_t> next{0}, hits{0}, from_saved{0};
     auto work = [&] {
         for (std::size_t k; (k = next++) < firsts.size();) {
             try {
+                if (auto it = saved.find(keys[k]); it != saved.end()) {
+                    cubins[k] = it->second;
+                    ++from_saved;
+                    continue;
+                }
                 const fs::path file = dir / (keys[k] + ".cubin");
                 if (s.use_cache) cubins[k] = read_file(file);
                 if (!cubins[k].empty()) {
@@ -195,11 +200,13 @@ std::vector<cudaKernel_t> kernel_set::build(const std::vector<kernel_source>& so
         KILN_GPU_CHECK(cudaLibraryLoadData(&lib, cubins[k].data(), nullptr, nullptr, 0, nullptr, nullptr, 0), where);
         libs_.push_back(lib);
         KILN_GPU_CHECK(cudaLibraryGetKernel(&distinct[k], lib, src.entry.c_str()), where);
+        binaries_.emplace_back(keys[k], std::move(cubins[k]));
     }
     std::vector<cudaKernel_t> r(sources.size());
     for (std::size_t i = 0; i < sources.size(); ++i) r[i] = distinct[which[i]];
     stats.kernels += firsts.size();
     stats.cache_hits += hits;
+    stats.from_saved += from_saved;
     stats.compile_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }

@@ -8,8 +8,10 @@
 //    partial one.
 #pragma once
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 typedef struct CUkern_st* cudaKernel_t;
@@ -34,6 +36,7 @@ struct kernel_settings {
 struct kernel_build_stats {
     std::size_t kernels = 0;      // distinct kernels
     std::size_t cache_hits = 0;   // of those, loaded from the disk cache
+    std::size_t from_saved = 0;   // of those, taken from a saved program
     double compile_ms = 0;        // wall time of compiling and loading them
 };
 
@@ -46,11 +49,15 @@ public:
     kernel_set& operator=(const kernel_set&) = delete;
     // Compiles and loads the sources; returns one kernel per source, in order. A compile error
     // names the instruction of the source and prints the NVRTC log.
+    // Cubins a saved program carries, by key: taken before the disk cache and NVRTC.
     std::vector<cudaKernel_t> build(const std::vector<kernel_source>& sources, const kernel_settings& s,
-                                    kernel_build_stats& stats);
+                                    kernel_build_stats& stats, const std::map<std::string, std::string>& saved = {});
+    // The loaded kernels' cubins by key, for a saved program.
+    const std::vector<std::pair<std::string, std::string>>& binaries() const { return binaries_; }
 
 private:
     std::vector<cudaLibrary_t> libs_;
+    std::vector<std::pair<std::string, std::string>> binaries_;
 };
 
 // Launches a loaded kernel (args: addresses of its parameters), checked.

@@ -42,6 +42,7 @@ public:
         if (opts.offload_copy) r.push_back("--enable-offload-copy (ref runs in host memory)");
         if (!opts.fast_math) r.push_back("--disable-fast-math (ref's math is exact already)");
         if (opts.exhaustive_tune) r.push_back("--exhaustive-tune (ref has no kernels to tune)");
+        for (auto& d : ignored_device_options(opts, "ref")) r.push_back(std::move(d));
         return r;
     }
     std::unique_ptr<executable> load(program lowered, const compile_options&) const override {

@@ -1,0 +1,195 @@
+// The gpu executable's options and lifecycle, on the device, each against ref on fresh random
+// inputs: CUDA graph replays take each run's inputs, saved programs carry their kernels (loading
+// one compiles nothing and writes nothing to the kernel cache) and refuse another architecture,
+// --no-cache, --allow-tf32 and --device, and caller device buffers through run_into.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/random.hpp"
+#include "core/target.hpp"
+#include "core/text_parser.hpp"
+#include "targets/gpu/device.hpp"
+#include "tools/saved_program.hpp"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A matmul (cuBLASLt) and a pointwise tail (a generated kernel).
+program dense_program(std::size_t k = 512) {
+    return parse_text(cat("x = @param:x -> float_type, {64, ", k, "}\n",
+                          "w = @param:w -> float_type, {", k, ", 96}\n",
+                          "@0 = dot(x,w)\n"
+                          "@1 = relu(@0)\n"
+                          "@2 = mul(@1,@0)\n"
+                          "@3 = @return(@2)\n"));
+}
+
+param_map random_inputs(const program& p, std::uint64_t seed) {
+    param_map in;
+    std::size_t i = 0;
+    for (const auto& name : p.main().parameter_names()) {
+        in[name] = random_argument(p.main().get_parameter(name)->get_shape(), seed, i++);
+    }
+    return in;
+}
+
+double rel_l2(const argument& got, const argument& want) {
+    auto g = to_doubles(got), w = to_doubles(want);
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) {
+        num += (g[i] - w[i]) * (g[i] - w[i]);
+        den += w[i] * w[i];
+    }
+    return std::sqrt(num / std::max(den, 1e-30));
+}
+
+argument on_ref(const program& p, const param_map& in) { return make_target("ref")->compile(p.clone())->run(in)[0].copy(); }
+
+// Points the kernel cache at a fresh directory for the test's lifetime.
+struct temp_cache {
+    fs::path dir = fs::temp_directory_path() / cat("kiln-exe-test-", ::getpid(), "-", counter()++);
+    temp_cache() { ::setenv("XDG_CACHE_HOME", dir.c_str(), 1); }
+    ~temp_cache() {
+        ::unsetenv("XDG_CACHE_HOME");
+        fs::remove_all(dir);
+    }
+    std::size_t files() const {
+        std::size_t n = 0;
+        if (fs::exists(dir))
+            for (auto& e : fs::recursive_directory_iterator(dir)) n += e.is_regular_file();
+        return n;
+    }
+    static int& counter() {
+        static int n = 0;
+        return n;
+    }
+};
+
+TEST(gpu_executable, graph_replays_take_each_runs_inputs) {
+    program p = dense_program();
+    auto exe = make_target("gpu")->compile(p.clone());
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {   // run 1 launches steps and captures; 2-4 replay
+        auto in = random_inputs(p, seed);
+        EXPECT_LT(rel_l2(exe->run(in)[0], on_ref(p, in)), 1e-5) << "run " << seed;
+    }
+    auto in = random_inputs(p, 9);
+    std::size_t allocs = host_buffer_allocations();
+    exe->run(in);
+    EXPECT_EQ(host_buffer_allocations(), allocs);
+}
+
+TEST(gpu_executable, saved_programs_carry_kernels_and_loading_compiles_nothing) {
+    temp_cache cache;
+    program p = dense_program();
+    auto t = make_target("gpu");
+    auto exe = t->compile(p.clone());
+    ASSERT_GT(exe->stats().kernels, 0u);
+    EXPECT_EQ(exe->stats().saved_kernels, 0u);
+    auto path = fs::temp_directory_path() / cat("kiln-exe-test-", ::getpid(), ".kiln");
+    saved_program_info info;
+    info.target = "gpu";
+    info.device_arch = t->device_arch();
+    save_program(exe->get_program(), info, path.string(), exe->saved());
+    fs::remove_all(cache.dir);   // no cache to fall back on: what loading needs must be in the file
+    loaded_program l = load_program(path.string());
+    EXPECT_EQ(l.parts.kernels.size(), exe->stats().kernels);
+    auto loaded = t->load_saved(std::move(l.prog), l.info.options, l.parts);
+    EXPECT_EQ(loaded->stats().kernels, exe->stats().kernels);
+    EXPECT_EQ(loaded->stats().saved_kernels, exe->stats().kernels);
+    EXPECT_EQ(loaded->stats().cache_hits, 0u);
+    EXPECT_EQ(cache.files(), 0u) << "loading compiled a kernel (and cached it)";
+    auto in = random_inputs(p, 5);
+    EXPECT_LT(rel_l2(loaded->run(in)[0], on_ref(p, in)), 1e-5);
+
+    info.device_arch = "sm_42";
+    save_program(exe->get_program(), info, path.string(), exe->saved());
+    try {
+        load_program(path.string());
+        ADD_FAILURE() << "a program for sm_42 loaded";
+    } catch (const error& e) {
+        EXPECT_NE(std::string(e.what()).find("compiled for device architecture sm_42 but this gpu device is " +
+                                             t->device_arch()),
+                  std::string::npos)
+            << e.what();
+    }
+    fs::remove(path);
+}
+
+TEST(gpu_executable, no_cache_compiles_every_kernel_and_writes_nothing) {
+    temp_cache cache;
+    program p = dense_program();
+    compile_options opts;
+    auto first = make_target("gpu")->compile(p.clone(), opts);
+    std::size_t files = cache.files();
+    EXPECT_GT(files, 0u);
+    EXPECT_EQ(make_target("gpu")->compile(p.clone(), opts)->stats().cache_hits, first->stats().kernels);
+    fs::remove_all(cache.dir);
+    opts.kernel_cache = false;
+    auto uncached = make_target("gpu")->compile(p.clone(), opts);
+    EXPECT_EQ(uncached->stats().cache_hits, 0u);
+    EXPECT_EQ(cache.files(), 0u);
+    auto in = random_inputs(p, 6);
+    EXPECT_LT(rel_l2(uncached->run(in)[0], on_ref(p, in)), 1e-5);
+}
+
+// fp32 stays fp32 by default (error ~1e-7 over K = 4096); --allow-tf32 rounds the GEMM's inputs
+// to 10-bit mantissas (error ~1e-4), so the two differ measurably.
+TEST(gpu_executable, tf32_only_when_allowed) {
+    program p = dense_program(4096);
+    auto in = random_inputs(p, 7);
+    argument want = on_ref(p, in);
+    compile_options opts;
+    double exact = rel_l2(make_target("gpu")->compile(p.clone(), opts)->run(in)[0], want);
+    opts.allow_tf32 = true;
+    double tf32 = rel_l2(make_target("gpu")->compile(p.clone(), opts)->run(in)[0], want);
+    EXPECT_LT(exact, 1e-5);
+    EXPECT_GT(tf32, 1e-5);
+    EXPECT_LT(tf32, 1e-2);
+}
+
+TEST(gpu_executable, device_selection) {
+    compile_options opts;
+    opts.device = 64;
+    try {
+        make_target("gpu")->compile(dense_program(), opts);
+        ADD_FAILURE() << "device 64 compiled";
+    } catch (const error& e) {
+        EXPECT_NE(std::string(e.what()).find("--device 64: this machine has"), std::string::npos) << e.what();
+    }
+}
+
+// run_into with device buffers: inputs read and outputs written on the device, an output buffer
+// of another device program's memory, and a host pointer claimed as device memory refused.
+TEST(gpu_executable, run_into_device_buffers) {
+    program p = dense_program();
+    auto exe = make_target("gpu")->compile(p.clone());
+    auto in = random_inputs(p, 8);
+    shape ys = p.main().output_shapes()[0];
+    gpu::device_buffer dx(in["x"].get_shape().bytes(), "x"), dy(ys.bytes(), "y");
+    gpu::copy_to_device(dx.data(), in["x"].data(), in["x"].get_shape().bytes(), "x");
+    caller_inputs ci{{"x", caller_buffer{argument(in["x"].get_shape(), dx.data(), nullptr), true}},
+                     {"w", caller_buffer{in["w"]}}};
+    std::vector<caller_buffer> out{{argument(ys, dy.data(), nullptr), true}};
+    exe->run_into(ci, out);
+    argument got(ys);
+    gpu::copy_to_host(got.data(), dy.data(), ys.bytes(), "y");
+    EXPECT_LT(rel_l2(got, on_ref(p, in)), 1e-5);
+    ci["x"].arg = in["x"];   // host memory claimed as device memory
+    ci["x"].on_device = true;
+    try {
+        exe->run_into(ci, out);
+        ADD_FAILURE() << "a host pointer ran as device memory";
+    } catch (const error& e) {
+        EXPECT_NE(std::string(e.what()).find("input 'x' is given as a device buffer, but"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace kiln
