@@ -8,6 +8,11 @@
     program.save("model.kiln")          # kiln.load("model.kiln") runs it without compiling again
     print(program.perf_report())        # times per run, per instruction and by op
 
+    # Compiled for "gpu": CUDA tensors (torch.cuda, anything with __cuda_array_interface__ or
+    # DLPack) are read on the device, and outputs= writes results into the caller's buffers.
+    y = torch.empty(1, 1000, device="cuda")
+    gpu_program.run({"x": torch.randn(1, 3, 224, 224, device="cuda")}, outputs={"y": y})
+
     print(kiln.verify(kiln.parse_onnx("model.onnx")))   # default target against ref without passes
 
 Errors are kiln.Error subclasses (ParseError, TargetError, CompileError, InputError, RunError,
