@@ -75,6 +75,7 @@ struct gpu_lowering {
     const char* what;                                           // "pointwise region", for reports
     bool (*matches)(const instruction& ins);
     void (*lower)(lowering_context& ctx, const instruction& ins);
+    bool library = false;   // plans a cuBLASLt or cuDNN call while lowering, so it needs a device
 };
 
 const std::vector<gpu_lowering>& gpu_lowerings();
