@@ -29,7 +29,7 @@ struct resize {
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 
-private:
+    // Public for targets that run the same per-dim sampling plan on a device (the gpu's resize).
     struct tap {
         std::int64_t index;  // may fall outside the input; clamped to its edge when read
         double weight;
@@ -41,6 +41,10 @@ private:
         std::vector<std::vector<tap>> taps;
         std::vector<bool> extrapolated;
     };
+    // Dim d's plan for an input of length `in` resized to `out`.
+    dim_plan plan(std::size_t d, std::size_t in, std::size_t out) const;
+
+private:
     bool crop() const;
     void check_attributes(std::size_t rank) const;
     std::size_t out_len(std::size_t d, std::size_t in) const;
@@ -51,7 +55,6 @@ private:
     // A dim that keeps its length at scale 1 (and the whole crop box) maps each index to itself.
     // ONNX's reference skips such dims, so zero-weight taps never multiply an infinity there.
     bool identity(std::size_t d, std::size_t in, std::size_t out) const;
-    dim_plan plan(std::size_t d, std::size_t in, std::size_t out) const;
     // The output element at o: the sum over every combination of one tap per dim of the product
     // of their weights times the input element they address.
     template <class T>

@@ -130,6 +130,7 @@ const gpu_lowering_registrar contraction_lowering{{
     [](lowering_context& ctx, const instruction& ins) {
         lower_contraction(ctx, ins, ins.get_operator(), operands_of(ctx, ins), {ctx.address(ins), ins.get_shape()});
     },
+    true,
 }};
 
 // dot + bias [N] (+ relu) with the result as the region's output: cuBLASLt applies the bias and
@@ -165,6 +166,18 @@ bool try_library_epilogue(lowering_context& ctx, const instruction& ins, const m
 
 // A fused epilogue: its anchor (the contraction) into the output buffer, then the pointwise rest
 // of the body as one kernel reading the anchor's result where it lies and writing over it.
+// An operand of the contraction: a region input, or a view of one (a transposed weight) read
+// through the view's strides.
+body_operand region_input(lowering_context& ctx, const instruction& ins, const instruction& i,
+                          std::unordered_map<const instruction*, body_operand>& known) {
+    if (auto it = known.find(&i); it != known.end()) return it->second;
+    std::vector<shape> in;
+    for (auto j : i.inputs()) in.push_back(j->get_shape());
+    int alias = i.is_param() || i.is_literal() ? -1 : i.get_operator().output_alias(in);
+    if (alias < 0) fail("gpu: a fused epilogue's contraction must read the region's inputs or views of them: ", ctx.where(ins));
+    return known[&i] = view_operand(i, region_input(ctx, ins, *i.inputs()[alias], known));
+}
+
 const gpu_lowering_registrar epilogue_lowering{{
     "fused epilogue (library GEMM/convolution, then one generated kernel)",
     [](const instruction& ins) { return ins.get_operator().get_if<ops::fused_epilogue>() != nullptr; },
@@ -176,11 +189,7 @@ const gpu_lowering_registrar epilogue_lowering{{
             if (is_contraction(b)) anchor = &b;
         if (!anchor) fail("gpu: fused epilogue without a contraction: ", ctx.where(ins));
         std::vector<body_operand> in;
-        for (auto i : anchor->inputs()) {
-            auto it = known.find(&*i);
-            if (it == known.end()) fail("gpu: a fused epilogue's contraction must read the region's inputs: ", ctx.where(ins));
-            in.push_back(it->second);
-        }
+        for (auto i : anchor->inputs()) in.push_back(region_input(ctx, ins, *i, known));
         if (try_library_epilogue(ctx, ins, body, *anchor, in, known)) return;
         const shape& as = anchor->get_shape();
         body_operand result{ctx.address(ins), as};
@@ -194,6 +203,7 @@ const gpu_lowering_registrar epilogue_lowering{{
         known[anchor] = result;
         add_body_kernel(ctx, ins, body, known, ctx.address(ins), ins.get_shape());
     },
+    true,
 }};
 
 }  // namespace

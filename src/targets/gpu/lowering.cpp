@@ -65,8 +65,10 @@ bool needs_no_step(const instruction& ins) {
     return ins.get_operator().output_alias(in) >= 0;
 }
 
-// Element types generated kernels and the libraries take (not fp8, int4, tuples yet).
+// Element types generated kernels and the libraries take (not fp8, int4, tuples yet), in static
+// shapes (kernels and the memory plan bake shapes in; data-dependent ones have no lowering yet).
 bool gpu_type(const shape& s) {
+    if (s.dynamic()) return false;
     switch (s.type()) {
         case dtype::fp8e4m3fn:
         case dtype::fp8e5m2:

@@ -81,6 +81,7 @@ struct gpu_lowering {
     const char* what;                                           // "pointwise region", for reports
     bool (*matches)(const instruction& ins);
     void (*lower)(lowering_context& ctx, const instruction& ins);
+    bool library = false;   // plans a cuBLASLt or cuDNN call while lowering, so it needs a device
 };
 
 const std::vector<gpu_lowering>& gpu_lowerings();
@@ -92,7 +93,7 @@ struct gpu_lowering_registrar {
 // their input's memory).
 bool needs_no_step(const instruction& ins);
 // The lowering of an instruction, or null (also for element types the gpu target does not take:
-// fp8, int4/uint4, tuples).
+// fp8, int4/uint4, tuples; and for dynamic shapes).
 const gpu_lowering* find_lowering(const instruction& ins);
 // Throws, listing every instruction of the program's main that has no GPU implementation with
 // its ONNX node ("gpu: no GPU implementation for 2 instructions: ..."); does nothing otherwise.
