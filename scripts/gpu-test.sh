@@ -17,8 +17,7 @@
 #                                  op cases of shared-memory kernels (reductions, softmax, norms,
 #                                  attention, pooling), each with its own log and exit status;
 #                                  MEMCHECK_FILTER / RACECHECK_FILTER (gtest filters) narrow them
-#   scripts/gpu-test.sh conformance-pack DIR  pack, plus the ONNX conformance runner and its lists;
-#                                  oneDNN is xz-compressed to keep DIR under the device tool's 64 MiB
+#   scripts/gpu-test.sh conformance-pack DIR  pack, plus the ONNX conformance runner and its lists
 #   scripts/gpu-test.sh conformance DIR [ARGS]  on the GPU machine: generates the ONNX backend node
 #                                  cases with the onnx package there (into DIR/onnx-node-data), runs
 #                                  them on the gpu target in KILN_CONFORMANCE_SHARDS (8) parallel
@@ -45,6 +44,8 @@ pack)
     cp -r "$root/tests/ops/cases" "$dir/tests/ops/"
     cp "$0" "$dir/"
     cp "$root/tests/gpu/models/export_and_check.py" "$dir/"
+    # The device tool carries 64 MiB: oneDNN (53 MB) travels gzipped and is unpacked there.
+    gzip -1 -f "$dir"/lib/libdnnl.so.*
     du -sh "$dir"
     ;;
 pack-io)
@@ -61,8 +62,6 @@ pack-io)
     cp -r "$root/include" "$dir/"
     (cd "$root" && find src \( -name '*.hpp' -o -name '*.h' \) -exec cp --parents {} "$dir/" \;)
     strip --strip-debug "$dir/bin/kiln_c_api_tests" "$dir/lib/libkiln_api.so" "$dir"/python/kiln/*.so
-    # The device tool carries 64 MiB: oneDNN (53 MB) travels gzipped and is unpacked there.
-    gzip -1 -f "$dir"/lib/libdnnl.so.*
     du -sh "$dir"
     ;;
 run|models|io|sanitize)
@@ -125,12 +124,11 @@ conformance-pack)
     strip --strip-debug "$dir/bin/kiln_onnx_conformance"
     mkdir -p "$dir/conformance"
     cp "$root"/tests/conformance/{generate_onnx_node_data.py,onnx_skips.txt,onnx_expected_failures_gpu.txt} "$dir/conformance/"
-    for l in "$dir"/lib/libdnnl*; do [ "${l%.xz}" = "$l" ] && xz -T2 -f "$l"; done
     du -sh "$dir"
     ;;
 conformance)
     dir="$(cd "$dir" && pwd)"
-    for l in "$dir"/lib/*.xz; do [ -e "$l" ] && xz -d -f "$l"; done
+    for z in "$dir"/lib/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done
     data="$dir/onnx-node-data"
     [ -f "$data/.case-count" ] || python3 "$dir/conformance/generate_onnx_node_data.py" "$data"
     # The libraries as `run` finds them (cuDNN and friends from the nvidia-* wheels).
