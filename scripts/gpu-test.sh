@@ -17,9 +17,11 @@
 #                                  op cases of shared-memory kernels (reductions, softmax, norms,
 #                                  attention, pooling), each with its own log and exit status;
 #                                  MEMCHECK_FILTER / RACECHECK_FILTER (gtest filters) narrow them
-#   scripts/gpu-test.sh conformance-pack DIR  pack, plus the ONNX conformance runner and its lists
-#   scripts/gpu-test.sh conformance DIR [ARGS]  on the GPU machine: generates the ONNX backend node
-#                                  cases with the onnx package there (into DIR/onnx-node-data), runs
+#   scripts/gpu-test.sh conformance-pack DIR  pack, plus the ONNX conformance runner, its lists and
+#                                  the node cases of the pinned onnx (build/onnx-node-data, compressed)
+#   scripts/gpu-test.sh conformance DIR [ARGS]  on the GPU machine: unpacks the ONNX backend node
+#                                  cases (or, not packed, generates them with the onnx package there,
+#                                  another version with other cases) into DIR/onnx-node-data, runs
 #                                  them on the gpu target in KILN_CONFORMANCE_SHARDS (8) parallel
 #                                  shards against onnx_expected_failures_gpu.txt, prints each shard's
 #                                  findings and the totals; WRITE_EXPECTED=FILE writes the failing
@@ -124,13 +126,24 @@ conformance-pack)
     strip --strip-debug "$dir/bin/kiln_onnx_conformance"
     mkdir -p "$dir/conformance"
     cp "$root"/tests/conformance/{generate_onnx_node_data.py,onnx_skips.txt,onnx_expected_failures_gpu.txt} "$dir/conformance/"
+    # The node cases of the pinned onnx (the tests generate them into build/), so that gpu runs the
+    # suite ref and cpu run; the GPU machine's onnx is another version with other cases.
+    if [ -f "$root/build/onnx-node-data/.case-count" ]; then
+        tar czf "$dir/conformance/onnx-node-data.tgz" -C "$root/build" onnx-node-data
+    fi
     du -sh "$dir"
     ;;
 conformance)
     dir="$(cd "$dir" && pwd)"
     for z in "$dir"/lib/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done
     data="$dir/onnx-node-data"
-    [ -f "$data/.case-count" ] || python3 "$dir/conformance/generate_onnx_node_data.py" "$data"
+    if [ ! -f "$data/.case-count" ]; then
+        if [ -f "$dir/conformance/onnx-node-data.tgz" ]; then
+            tar xzf "$dir/conformance/onnx-node-data.tgz" -C "$dir"
+        else   # not packed: that machine's onnx package (another version: other cases)
+            python3 "$dir/conformance/generate_onnx_node_data.py" "$data"
+        fi
+    fi
     # The libraries as `run` finds them (cuDNN and friends from the nvidia-* wheels).
     site=$(python3 -c "import nvidia, os; print(':'.join(os.path.join(p, d, 'lib') for p in nvidia.__path__ for d in sorted(os.listdir(p)) if os.path.isdir(os.path.join(p, d, 'lib'))))" 2>/dev/null || true)
     export LD_LIBRARY_PATH="$dir/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:$site${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
