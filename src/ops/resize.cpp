@@ -1,4 +1,4 @@
-// resize, as ONNX Resize (opset 19) without antialias, with the output size given by one of the
+// resize, as ONNX Resize (opset 19), with the output size given by one of the
 // attributes out_lens or scales (one per dim) and ONNX's roi as an attribute (tf_crop_and_resize
 // only). Each output element is a weighted sum of input elements: nearest takes one, linear and
 // cubic are n-linear/n-cubic over every dim. Where ONNX's spec and its reference evaluator differ
@@ -113,6 +113,23 @@ std::vector<resize::tap> resize::taps_at(double x) const {
             {i + 2, cubic_weight(2 - r, a)}};
 }
 
+std::vector<resize::tap> resize::antialias_taps(double x, double scale) const {
+    double support = mode == "linear" ? 1 : 2;  // the kernel's half width at scale 1
+    auto n = static_cast<std::int64_t>(2 - 2 * (std::floor(-support / scale) + 1));
+    auto i = static_cast<std::int64_t>(std::floor(x));
+    std::int64_t first = x == std::floor(x) ? i - n / 2 : i - n / 2 + 1;
+    std::vector<tap> taps;
+    double sum = 0;
+    for (std::int64_t m = first; m < first + n; ++m) {
+        double t = (static_cast<double>(m) - x) * scale;
+        double w = mode == "linear" ? std::max(0.0, 1 - std::abs(t)) : cubic_weight(t, cubic_coeff_a);
+        taps.push_back({m, w});
+        sum += w;
+    }
+    for (auto& t : taps) t.weight /= sum;
+    return taps;
+}
+
 bool resize::identity(std::size_t d, std::size_t in, std::size_t out) const {
     bool unit_scale = scales.empty() || scales[d] == 1.0f;
     bool whole = !crop() || (roi[d] == 0 && roi[d + roi.size() / 2] == 1);
@@ -129,7 +146,8 @@ resize::dim_plan resize::plan(std::size_t d, std::size_t in, std::size_t out) co
         }
         double x = coordinate(y, d, in, out);
         p.extrapolated[y] = crop() && (x < 0 || x > static_cast<double>(last));
-        auto taps = taps_at(x);
+        double scale = scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : scales[d];
+        auto taps = antialias && mode != "nearest" && scale < 1 ? antialias_taps(x, scale) : taps_at(x);
         if (exclude_outside) {  // drop taps outside the input and renormalise the rest
             double sum = 0;
             for (auto& t : taps) sum += (t.weight = (t.index < 0 || t.index > last) ? 0.0 : t.weight);

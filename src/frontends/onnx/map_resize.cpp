@@ -126,8 +126,9 @@ instruction_ref add_resize(context& ctx, instruction_ref x, const resize_size& r
 // Resize 11 on. tf_half_pixel_for_nn (opset 11 and 12) samples at (y + 0.5) / scale, half a
 // pixel right of half_pixel; with nearest_mode floor that is half_pixel with round_prefer_ceil.
 inputs_t resize_11(const node_info& n, context& ctx, const inputs_t& in) {
-    if (n.attr_int("antialias", 0) != 0) fail("antialias=1 is not supported (kiln's resize does not filter)");
     std::string mode = n.attr_string("mode", "nearest");
+    bool antialias = n.attr_int("antialias", 0) != 0;
+    if (antialias && mode == "nearest") fail("antialias=1 applies to modes linear and cubic, not nearest");
     std::string coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
     std::string nearest = n.attr_string("nearest_mode", "round_prefer_floor");
     if (coord == "tf_half_pixel_for_nn") {
@@ -143,6 +144,7 @@ inputs_t resize_11(const node_info& n, context& ctx, const inputs_t& in) {
                 {"cubic_coeff_a", n.attr_float("cubic_coeff_a", -0.75f)},
                 {"exclude_outside", n.attr_int("exclude_outside", 0) != 0},
                 {"extrapolation_value", n.attr_float("extrapolation_value", 0.0f)}};
+    if (antialias) attrs.set("antialias", true);
     return {add_resize(ctx, in.at(0), read_size(n, ctx, in, coord), std::move(attrs))};
 }
 KILN_ONNX_OP("", "Resize", 11, resize_11)

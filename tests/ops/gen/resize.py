@@ -95,6 +95,14 @@ add("int32_nearest_down", r.integers(-10**6, 10**6, (4, 6)).astype(np.int32), ou
 # A dim kept at scale 1 samples only its own index: row 1 stays free of row 0's NaN.
 add("identity_dim_keeps_nan_out", np.array([[np.nan, 1.0], [2.0, 3.0]], np.float32), scales=[1, 2], mode="linear")
 
+# Antialias: downsampling linear and cubic widen the kernel by 1 / scale; upsampling is plain.
+add("2d_linear_antialias_down", f32(9, 11), scales=[0.4, 0.7], mode="linear", antialias=True)
+add("2d_cubic_antialias_sizes", f32(10, 7), out_lens=[3, 5], mode="cubic", antialias=True)
+add("2d_cubic_antialias_exclude_outside", f32(8, 8), scales=[0.3, 0.5], mode="cubic", antialias=True,
+    exclude_outside=True, cubic_coeff_a=-0.5)
+add("2d_linear_antialias_up_and_down", f32(4, 9), scales=[1.5, 0.45], mode="linear", antialias=True,
+    coordinate_transformation_mode="asymmetric")
+
 
 def err(name, message, lens=(2, 3), type="float32", **attrs):
     cases.append(error_case(name, "resize", [shape_only(type, list(lens))], message, attrs))
