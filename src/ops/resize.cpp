@@ -1,5 +1,6 @@
-// resize, as ONNX Resize (opset 19), with the output size given by one of the
-// attributes out_lens or scales (one per dim) and ONNX's roi as an attribute (tf_crop_and_resize
+// resize, as ONNX Resize (opset 19), with the output size given by the attribute out_lens or
+// scales (one per dim; given both, out_lens are the lengths and scales the coordinate transform's
+// scales, as keep_aspect_ratio_policy makes them) and ONNX's roi as an attribute (tf_crop_and_resize
 // only). Each output element is a weighted sum of input elements: nearest takes one, linear and
 // cubic are n-linear/n-cubic over every dim. Where ONNX's spec and its reference evaluator differ
 // (align_corners, pytorch_half_pixel and tf_crop_and_resize when a scale gives a fractional
@@ -42,10 +43,11 @@ void resize::check_attributes(std::size_t rank) const {
                  {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                   "tf_crop_and_resize"});
     check_one_of(nearest_mode, "nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
-    if (out_lens.empty() == scales.empty()) fail("give exactly one of out_lens and scales");
-    std::size_t n = out_lens.empty() ? scales.size() : out_lens.size();
-    const char* attr = out_lens.empty() ? "scales" : "out_lens";
-    if (n != rank) fail(attr, " has ", n, " values; expected ", rank, " (one per dim)");
+    if (out_lens.empty() && scales.empty()) fail("give out_lens, scales or both");
+    if (!out_lens.empty() && out_lens.size() != rank)
+        fail("out_lens has ", out_lens.size(), " values; expected ", rank, " (one per dim)");
+    if (!scales.empty() && scales.size() != rank)
+        fail("scales has ", scales.size(), " values; expected ", rank, " (one per dim)");
     for (std::size_t d = 0; d < rank; ++d) {
         if (!out_lens.empty() && out_lens[d] < 0) fail("out_lens[", d, "]=", out_lens[d], "; expected a size >= 0");
         if (!scales.empty() && !(scales[d] > 0)) fail("scales[", d, "]=", scales[d], "; expected a scale > 0");

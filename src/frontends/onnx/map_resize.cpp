@@ -55,8 +55,8 @@ std::vector<T> spread(const std::vector<T>& v, const std::vector<std::size_t>& a
 }
 
 // keep_aspect_ratio_policy not_larger/not_smaller: one scale for every resized dim (the least or
-// greatest of sizes / input), output lengths rounded half up from it. kiln's resize takes either
-// lengths or scales, so the pair must be expressible by one of them.
+// greatest of sizes / input), output lengths rounded half up from it. kiln's resize takes the
+// lengths, and the scale for the coordinate transform where the lengths alone do not give it.
 void keep_aspect_ratio(const std::string& policy, const std::vector<std::size_t>& lens,
                        const std::vector<std::size_t>& axes, resize_size& r) {
     double scale = policy == "not_larger" ? INFINITY : 0;
@@ -64,21 +64,15 @@ void keep_aspect_ratio(const std::string& policy, const std::vector<std::size_t>
         double s = static_cast<double>(r.out_lens[d]) / static_cast<double>(lens[d]);
         scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
     }
-    bool lens_exact = true, scales_exact = true;
+    bool lens_exact = true;
     for (auto d : axes) {
         auto in = static_cast<double>(lens[d]);
         r.out_lens[d] = static_cast<std::int64_t>(scale * in + 0.5);
         lens_exact = lens_exact && static_cast<double>(r.out_lens[d]) / in == scale;
-        scales_exact = scales_exact && std::floor(in * static_cast<float>(scale)) == static_cast<double>(r.out_lens[d]);
     }
     if (lens_exact) return;
-    if (!scales_exact)
-        fail("keep_aspect_ratio_policy=", policy, " gives output lens ",
-             lens_to_string(std::vector<std::size_t>(r.out_lens.begin(), r.out_lens.end())), " with scale ", scale,
-             " on every resized dim; kiln's resize takes either lengths or scales, and neither alone gives both here");
     r.scales.assign(lens.size(), 1.0f);
     for (auto d : axes) r.scales[d] = static_cast<float>(scale);
-    r.out_lens.clear();
 }
 
 // scales (input 2) or sizes (input 3), and roi (input 1) when the mode crops, of Resize 11+.
