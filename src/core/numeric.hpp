@@ -85,8 +85,8 @@ struct fp8e8m0 {
 };
 
 // fp4e2m1 lives packed like int4; these convert one nibble. To the nibble rounds to nearest
-// even and saturates to +-6; NaN, which fp4e2m1 cannot hold, gives 0x8 (-0), as ml_dtypes and
-// so ONNX's reference do.
+// even and saturates to +-6; NaN, which fp4e2m1 cannot hold, gives 0x8 (-0) whatever its sign,
+// as ml_dtypes (ONNX's reference) does for the default quiet NaN.
 std::uint8_t fp4e2m1_to_nibble(double v);
 double fp4e2m1_from_nibble(std::uint8_t nibble);
 
