@@ -34,14 +34,17 @@ typedef enum kiln_status {
     KILN_STATUS_CANCELLED = 9         /* kiln_program_cancel stopped the call */
 } kiln_status;
 
-/* Element types, in kiln's order. int4/uint4 are packed two per byte, low nibble first. */
+/* Element types, in kiln's order. int4/uint4 and fp4e2m1 are packed two per byte, low nibble
+   first; int2/uint2 four per byte, lowest bits first. */
 typedef enum kiln_dtype {
     KILN_BOOL = 0,
     KILN_INT8, KILN_INT16, KILN_INT32, KILN_INT64,
     KILN_UINT8, KILN_UINT16, KILN_UINT32, KILN_UINT64,
     KILN_FLOAT16, KILN_BFLOAT16, KILN_FLOAT32, KILN_FLOAT64,
     KILN_FP8E4M3FN, KILN_FP8E5M2,
-    KILN_INT4, KILN_UINT4
+    KILN_INT4, KILN_UINT4,
+    KILN_FP8E4M3FNUZ, KILN_FP8E5M2FNUZ, KILN_FP8E8M0, KILN_FP4E2M1,
+    KILN_INT2, KILN_UINT2
 } kiln_dtype;
 
 typedef enum kiln_precision { KILN_PRECISION_FP32 = 0, KILN_PRECISION_FP16, KILN_PRECISION_BF16 } kiln_precision;

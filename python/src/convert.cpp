@@ -13,7 +13,7 @@ namespace {
 using api::stage;
 using api::stage_error;
 
-constexpr std::array<std::pair<dtype, const char*>, 17> names = {{
+constexpr std::array<std::pair<dtype, const char*>, 23> names = {{
     {dtype::bool_, "bool"},         {dtype::int8, "int8"},
     {dtype::int16, "int16"},        {dtype::int32, "int32"},
     {dtype::int64, "int64"},        {dtype::uint8, "uint8"},
@@ -22,11 +22,14 @@ constexpr std::array<std::pair<dtype, const char*>, 17> names = {{
     {dtype::bfloat16, "bfloat16"},  {dtype::float32, "float32"},
     {dtype::float64, "float64"},    {dtype::fp8e4m3fn, "float8_e4m3fn"},
     {dtype::fp8e5m2, "float8_e5m2"}, {dtype::int4, "int4"},
-    {dtype::uint4, "uint4"},
+    {dtype::uint4, "uint4"},        {dtype::fp8e4m3fnuz, "float8_e4m3fnuz"},
+    {dtype::fp8e5m2fnuz, "float8_e5m2fnuz"}, {dtype::fp8e8m0, "float8_e8m0fnu"},
+    {dtype::fp4e2m1, "float4_e2m1fn"}, {dtype::int2, "int2"},
+    {dtype::uint2, "uint2"},
 }};
 
 bool needs_ml_dtypes(dtype t) {
-    return t == dtype::bfloat16 || t == dtype::fp8e4m3fn || t == dtype::fp8e5m2 || is_packed(t);
+    return t == dtype::bfloat16 || (is_float(t) && dtype_bits(t) == 8) || is_packed(t);
 }
 
 // Keeps a Python object alive for as long as an argument uses its memory.
@@ -56,12 +59,12 @@ std::optional<argument> view_of(const py::array& a, dtype t) {
 }
 
 argument from_array(py::array a, dtype t) {
-    if (is_packed(t)) {   // ml_dtypes keeps one 4-bit value per byte; kiln packs two
-        py::array wide = py::module_::import("numpy").attr("ascontiguousarray")(a.attr("astype")("int8"));
+    if (is_packed(t)) {   // ml_dtypes keeps one 4- or 2-bit value per byte; kiln packs them
+        py::array wide = py::module_::import("numpy").attr("ascontiguousarray")(a.attr("astype")("float64"));
         std::vector<std::size_t> lens(wide.shape(), wide.shape() + wide.ndim());
-        auto* v = static_cast<const std::int8_t*>(wide.data());
-        std::vector<std::int64_t> vals(v, v + wide.size());
-        return from_int64s(shape(t, lens), vals);
+        auto* v = static_cast<const double*>(wide.data());
+        std::vector<double> vals(v, v + wide.size());
+        return from_doubles(shape(t, lens), vals);
     }
     if (auto v = view_of(a, t)) return *v;
     return *view_of(py::module_::import("numpy").attr("ascontiguousarray")(a), t);
@@ -181,9 +184,9 @@ py::array to_numpy(const argument& a) {
     if (s.is_tuple()) fail("a tuple argument has no numpy form");
     std::vector<py::ssize_t> lens(s.lens().begin(), s.lens().end());
     if (is_packed(s.type())) {
-        auto vals = to_int64s(a);
-        py::array_t<std::int8_t> wide(lens);
-        for (std::size_t i = 0; i < vals.size(); ++i) wide.mutable_data()[i] = static_cast<std::int8_t>(vals[i]);
+        auto vals = to_doubles(a);
+        py::array_t<double> wide(lens);
+        for (std::size_t i = 0; i < vals.size(); ++i) wide.mutable_data()[i] = vals[i];
         return wide.attr("astype")(numpy_dtype(s.type()));
     }
     py::dtype dt = numpy_dtype(s.type());

@@ -30,7 +30,7 @@ struct kiln_program {
 
 // The C enums mirror kiln's, so conversions are casts.
 static_assert(KILN_BOOL == static_cast<int>(kiln::dtype::bool_) && KILN_FLOAT32 == static_cast<int>(kiln::dtype::float32) &&
-              KILN_UINT4 == static_cast<int>(kiln::dtype::uint4) && KILN_UINT4 + 1 == static_cast<int>(kiln::dtype::tuple));
+              KILN_UINT4 == static_cast<int>(kiln::dtype::uint4) && KILN_UINT2 + 1 == static_cast<int>(kiln::dtype::tuple));
 static_assert(KILN_PRECISION_FP16 == static_cast<int>(kiln::compute_precision::fp16) &&
               KILN_PRECISION_BF16 == static_cast<int>(kiln::compute_precision::bf16));
 

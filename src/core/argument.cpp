@@ -20,16 +20,38 @@ std::shared_ptr<std::byte[]> allocate(std::size_t bytes) {
     return p;
 }
 
-// Reads element at offset `off` (in elements) of a packed 4-bit tensor.
-std::int64_t nibble_at(const std::byte* data, std::size_t off, bool is_signed) {
-    auto byte = static_cast<std::uint8_t>(data[off / 2]);
-    std::uint8_t n = (off % 2 == 0) ? (byte & 0x0f) : (byte >> 4);
-    return is_signed ? int4_from_nibble(n) : n;
+// The raw bits of element `off` of a packed tensor of `bits` bits per element (lowest first).
+std::uint8_t packed_bits_at(const std::byte* data, std::size_t off, std::size_t bits) {
+    std::size_t per_byte = 8 / bits;
+    auto byte = static_cast<std::uint8_t>(data[off / per_byte]);
+    return static_cast<std::uint8_t>((byte >> (off % per_byte * bits)) & ((1u << bits) - 1));
 }
 
-void set_nibble(std::byte* data, std::size_t off, std::uint8_t n) {
-    auto& b = reinterpret_cast<std::uint8_t&>(data[off / 2]);
-    b = (off % 2 == 0) ? static_cast<std::uint8_t>((b & 0xf0) | n) : static_cast<std::uint8_t>((b & 0x0f) | (n << 4));
+void set_packed_bits(std::byte* data, std::size_t off, std::size_t bits, std::uint8_t v) {
+    std::size_t per_byte = 8 / bits, shift = off % per_byte * bits;
+    auto& b = reinterpret_cast<std::uint8_t&>(data[off / per_byte]);
+    auto mask = static_cast<std::uint8_t>(((1u << bits) - 1) << shift);
+    b = static_cast<std::uint8_t>((b & ~mask) | ((v << shift) & mask));
+}
+
+// The value of a packed element's bits, and the bits of a value (rounded and saturated).
+double packed_value(dtype t, std::uint8_t bits) {
+    switch (t) {
+    case dtype::int4: return int4_from_nibble(bits);
+    case dtype::fp4e2m1: return fp4e2m1_from_nibble(bits);
+    case dtype::int2: return int2_from_bits(bits);
+    default: return bits;   // uint4, uint2
+    }
+}
+
+std::uint8_t packed_encode(dtype t, double v) {
+    switch (t) {
+    case dtype::int4: return int4_to_nibble(v);
+    case dtype::uint4: return uint4_to_nibble(v);
+    case dtype::fp4e2m1: return fp4e2m1_to_nibble(v);
+    case dtype::int2: return int2_to_bits(v);
+    default: return uint2_to_bits(v);
+    }
 }
 }  // namespace
 
@@ -77,8 +99,8 @@ argument::argument(std::vector<argument> elements) : subs_(std::move(elements)) 
 }
 
 argument argument::view(const shape& s, std::size_t element_offset) const {
-    if (is_packed(s.type()) && element_offset % 2 != 0)
-        fail("argument: a view of a packed 4-bit tensor must start on a byte boundary");
+    if (is_packed(s.type()) && element_offset * s.type_bits() % 8 != 0)
+        fail("argument: a view of a packed ", s.type_bits(), "-bit tensor must start on a byte boundary");
     std::size_t byte_offset = element_offset * s.type_bits() / 8;
     return {s, data_ + byte_offset, owner_};
 }
@@ -92,8 +114,8 @@ argument argument::copy() const {
     argument r(shape_.as_standard());
     std::size_t n = shape_.elements();
     if (is_packed(shape_.type())) {
-        for (std::size_t i = 0; i < n; ++i)
-            set_nibble(r.data_, i, static_cast<std::uint8_t>(nibble_at(data_, shape_.index(i), false)));
+        std::size_t bits = shape_.type_bits();
+        for (std::size_t i = 0; i < n; ++i) set_packed_bits(r.data_, i, bits, packed_bits_at(data_, shape_.index(i), bits));
         return r;
     }
     std::size_t esize = shape_.type_bits() / 8;
@@ -144,8 +166,8 @@ std::vector<R> read_all(const argument& a) {
              max_tensor_bytes(), " bytes (max_tensor_bytes)");
     std::vector<R> out(n);
     if (is_packed(s.type())) {
-        bool sgn = s.type() == dtype::int4;
-        for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<R>(nibble_at(a.data(), s.index(i), sgn));
+        for (std::size_t i = 0; i < n; ++i)
+            out[i] = static_cast<R>(packed_value(s.type(), packed_bits_at(a.data(), s.index(i), s.type_bits())));
         return out;
     }
     visit_type(s.type(), [&](auto t) {
@@ -163,8 +185,7 @@ argument write_all(const shape& s, std::span<const V> values) {
     argument r(s.as_standard());
     if (is_packed(s.type())) {
         for (std::size_t i = 0; i < values.size(); ++i) {
-            double v = static_cast<double>(values[i]);
-            set_nibble(r.data(), i, s.type() == dtype::int4 ? int4_to_nibble(v) : uint4_to_nibble(v));
+            set_packed_bits(r.data(), i, s.type_bits(), packed_encode(s.type(), static_cast<double>(values[i])));
         }
         return r;
     }

@@ -21,6 +21,9 @@ constexpr std::array<dtype_info, dtype_count> infos{{
     {"float_type", "float32", 32},  {"double_type", "float64", 64},
     {"fp8e4m3fn_type", "float8e4m3fn", 8}, {"fp8e5m2_type", "float8e5m2", 8},
     {"int4_type", "int4", 4},       {"uint4_type", "uint4", 4},
+    {"fp8e4m3fnuz_type", "float8e4m3fnuz", 8}, {"fp8e5m2fnuz_type", "float8e5m2fnuz", 8},
+    {"fp8e8m0_type", "float8e8m0", 8}, {"fp4e2m1_type", "float4e2m1", 4},
+    {"int2_type", "int2", 2},       {"uint2_type", "uint2", 2},
     {"tuple_type", "tuple", 0},
 }};
 const dtype_info& info(dtype t) { return infos[static_cast<std::size_t>(t)]; }
@@ -43,7 +46,8 @@ std::size_t dtype_bits(dtype t) { return info(t).bits; }
 bool is_float(dtype t) {
     switch (t) {
     case dtype::float16: case dtype::bfloat16: case dtype::float32: case dtype::float64:
-    case dtype::fp8e4m3fn: case dtype::fp8e5m2: return true;
+    case dtype::fp8e4m3fn: case dtype::fp8e5m2: case dtype::fp8e4m3fnuz: case dtype::fp8e5m2fnuz:
+    case dtype::fp8e8m0: case dtype::fp4e2m1: return true;
     default: return false;
     }
 }
@@ -52,18 +56,19 @@ bool is_integral(dtype t) {
     switch (t) {
     case dtype::int8: case dtype::int16: case dtype::int32: case dtype::int64:
     case dtype::uint8: case dtype::uint16: case dtype::uint32: case dtype::uint64:
-    case dtype::int4: case dtype::uint4: return true;
+    case dtype::int4: case dtype::uint4: case dtype::int2: case dtype::uint2: return true;
     default: return false;
     }
 }
 
 bool is_signed(dtype t) {
     switch (t) {
-    case dtype::int8: case dtype::int16: case dtype::int32: case dtype::int64: case dtype::int4: return true;
+    case dtype::int8: case dtype::int16: case dtype::int32: case dtype::int64: case dtype::int4:
+    case dtype::int2: return true;
     default: return is_float(t);
     }
 }
 
-bool is_packed(dtype t) { return t == dtype::int4 || t == dtype::uint4; }
+bool is_packed(dtype t) { return dtype_bits(t) > 0 && dtype_bits(t) < 8; }
 
 }  // namespace kiln

@@ -14,6 +14,10 @@ enum class dtype : std::uint8_t {
     float16, bfloat16, float32, float64,
     fp8e4m3fn, fp8e5m2,
     int4, uint4,    // packed two per byte, low nibble first (ONNX order)
+    fp8e4m3fnuz, fp8e5m2fnuz,   // no Inf, no -0: the one NaN is the pattern of -0
+    fp8e8m0,        // unsigned powers of two 2^(e-127), NaN at 0xFF (MX scales)
+    fp4e2m1,        // packed two per byte like int4; no Inf, no NaN
+    int2, uint2,    // packed four per byte, lowest bits first (ONNX order)
     tuple,          // multi-output instructions; the shape holds sub-shapes
 };
 
@@ -24,11 +28,11 @@ std::string_view dtype_name(dtype t);
 // Inverse of dtype_name; also accepts short names ("float32", "f32", "half"). Throws on unknown names.
 dtype parse_dtype(std::string_view s);
 
-// Bits per element: 4 for int4/uint4, 0 for tuple.
+// Bits per element: 4 for int4/uint4/fp4e2m1, 2 for int2/uint2, 0 for tuple.
 std::size_t dtype_bits(dtype t);
-bool is_float(dtype t);        // float16 bfloat16 float32 float64 fp8*
-bool is_integral(dtype t);     // signed and unsigned integers, int4/uint4 included; not bool
+bool is_float(dtype t);        // float16 bfloat16 float32 float64 fp8* fp4e2m1
+bool is_integral(dtype t);     // signed and unsigned integers, 4- and 2-bit included; not bool
 bool is_signed(dtype t);       // signed integers and all floats
-bool is_packed(dtype t);       // int4/uint4
+bool is_packed(dtype t);       // several elements per byte: int4/uint4, fp4e2m1, int2/uint2
 
 }  // namespace kiln

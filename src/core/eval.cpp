@@ -27,18 +27,26 @@ std::string describe(const module& m, const instruction& ins) {
 
 namespace {
 
-// Packed 4-bit tensors are widened to 8 bits for op computes and packed again afterwards.
-dtype widened(dtype t) { return t == dtype::int4 ? dtype::int8 : t == dtype::uint4 ? dtype::uint8 : t; }
+// Packed tensors are widened to a byte type for op computes (int4 and int2 to int8, the unsigned
+// ones to uint8, fp4e2m1 to float32, which holds its values exactly) and packed again afterwards.
+dtype widened(dtype t) {
+    switch (t) {
+    case dtype::int4: case dtype::int2: return dtype::int8;
+    case dtype::uint4: case dtype::uint2: return dtype::uint8;
+    case dtype::fp4e2m1: return dtype::float32;
+    default: return t;
+    }
+}
 
 argument widen(const argument& a) {
     if (!is_packed(a.get_shape().type())) return a;
     shape s(widened(a.get_shape().type()), a.get_shape().lens());
-    return from_int64s(s, to_int64s(a));
+    return from_doubles(s, to_doubles(a));
 }
 
 argument narrow(const argument& a, dtype t) {
     if (!is_packed(t) || is_packed(a.get_shape().type())) return a;
-    return from_int64s(shape(t, a.get_shape().lens()), to_int64s(a));
+    return from_doubles(shape(t, a.get_shape().lens()), to_doubles(a));
 }
 
 }  // namespace

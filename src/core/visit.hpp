@@ -14,7 +14,8 @@ namespace kiln {
 
 template <class T> inline constexpr bool is_small_float_v =
     std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || std::is_same_v<T, fp8e4m3fn> ||
-    std::is_same_v<T, fp8e5m2>;
+    std::is_same_v<T, fp8e5m2> || std::is_same_v<T, fp8e4m3fnuz> || std::is_same_v<T, fp8e5m2fnuz> ||
+    std::is_same_v<T, fp8e8m0>;
 template <class T> inline constexpr bool is_float_v = std::is_floating_point_v<T> || is_small_float_v<T>;
 
 // The type an element is computed in: double for floats, int64/uint64 for integers, bool for bool.
@@ -46,8 +47,9 @@ To cast(From x) {
     }
 }
 
-// Calls f(T{}) with the storage type of t. Packed int4/uint4 and tuple have no storage type:
-// the ref target unpacks int4 to int8 before ops see it.
+// Calls f(T{}) with the storage type of t. Packed types (int4/uint4, fp4e2m1, int2/uint2) and
+// tuple have none: the ref target widens packed tensors (int4 to int8, fp4e2m1 to float32) before
+// ops see them.
 template <class F>
 decltype(auto) visit_type(dtype t, F&& f) {
     switch (t) {
@@ -66,6 +68,9 @@ decltype(auto) visit_type(dtype t, F&& f) {
     case dtype::float64: return f(double{});
     case dtype::fp8e4m3fn: return f(fp8e4m3fn{});
     case dtype::fp8e5m2: return f(fp8e5m2{});
+    case dtype::fp8e4m3fnuz: return f(fp8e4m3fnuz{});
+    case dtype::fp8e5m2fnuz: return f(fp8e5m2fnuz{});
+    case dtype::fp8e8m0: return f(fp8e8m0{});
     default: fail("no element type for ", dtype_name(t));
     }
 }

@@ -58,8 +58,8 @@ struct nll_loss {
                 std::int64_t k = target[i * d + j];
                 if (has_ignore_index && k == ignore_index) continue;
                 if (k < 0 || k >= std::int64_t(c))
-                    fail("target ", k, " at element ", i * d + j, " is outside the ", c, " classes [0, ", c,
-                         ")", has_ignore_index ? " and is not ignore_index" : "");
+                    fail("target ", k, " at element ", i * d + j, " is outside the ", c, " classes [0, ", c, ")",
+                         has_ignore_index ? " and is not ignore_index" : "");
                 double l = -x[(i * c + std::size_t(k)) * d + j] * w[std::size_t(k)];
                 loss[i * d + j] = l;
                 sum += l;

@@ -91,7 +91,8 @@ void for_each_element(const shape& x, F&& f) {
 // specifies; ONNX's `precision` attribute is a conversion of both before this op. A NaN quotient
 // gives the zero point (as CUDA's float-to-int conversion gives 0). fp8 targets take
 // x / scale + zero_point rounded to nearest even; `saturate` (default) clamps values past the
-// largest finite value (and +-Inf) to it, otherwise they become Inf (e5m2) or NaN (e4m3fn).
+// largest finite value (and +-Inf) to it, otherwise they become Inf (e5m2) or NaN (the others).
+// fp4e2m1 targets round the same way and always saturate.
 struct quantizelinear {
     static constexpr std::string_view name = "quantizelinear";
     op_traits traits() const { return {.precision_sensitive = true}; }
@@ -107,9 +108,9 @@ struct quantizelinear {
     shape compute_shape(std::span<const shape> in) const {
         check_scales(in, axis, block_size);
         check_type(in, 0, numeric_type, "a numeric type");
-        if (!range_of(target_type) && !is_fp8(target_type))
+        if (!range_of(target_type) && !is_float_target(target_type))
             fail("target_type=", dtype_name(target_type),
-                 "; expected int8, uint8, int16, uint16, int4, uint4, fp8e4m3fn or fp8e5m2");
+                 "; expected int8, uint8, int16, uint16, int4, uint4, int2, uint2, an fp8 type or fp4e2m1");
         if (in.size() == 3 && in[2].type() != target_type)
             fail("input 2 (zero point) is ", dtype_name(in[2].type()),
                  "; expected target_type=", dtype_name(target_type));
@@ -139,9 +140,13 @@ struct quantizelinear {
         return store(out, y);
     }
 
-    static bool is_fp8(dtype t) { return t == dtype::fp8e4m3fn || t == dtype::fp8e5m2; }
+    // The small float targets: the fp8 formats (e8m0, a scale format, excepted) and fp4e2m1.
+    static bool is_float_target(dtype t) {
+        return t == dtype::fp8e4m3fn || t == dtype::fp8e5m2 || t == dtype::fp8e4m3fnuz || t == dtype::fp8e5m2fnuz ||
+               t == dtype::fp4e2m1;
+    }
 
-    // The integer targets' ranges; none for fp8 (and for types quantizelinear does not produce).
+    // The integer targets' ranges; none for the float ones (and for types quantizelinear does not produce).
     static std::optional<std::pair<double, double>> range_of(dtype t) {
         switch (t) {
             case dtype::int8:
@@ -156,20 +161,29 @@ struct quantizelinear {
                 return std::pair{-8.0, 7.0};
             case dtype::uint4:
                 return std::pair{0.0, 15.0};
+            case dtype::int2:
+                return std::pair{-2.0, 1.0};
+            case dtype::uint2:
+                return std::pair{0.0, 3.0};
             default:
                 return std::nullopt;
         }
     }
 
-    // The values written to out's type; they are already in range except for fp8.
+    // The values written to out's type; they are already in range except for the float targets.
+    // An fp4e2m1 target arrives widened to float32 (the interpreter packs it afterwards), so its
+    // values are rounded to fp4 here; fp4e2m1 always saturates.
     argument store(const shape& out, const std::vector<double>& y) const {
         argument r(out);
         visit_type(out.type(), [&](auto t) {
             using T = decltype(t);
             T* p = r.as<T>();
             for (std::size_t i = 0; i < y.size(); ++i) {
-                if constexpr (std::is_same_v<T, fp8e4m3fn> || std::is_same_v<T, fp8e5m2>)
+                if constexpr (std::is_same_v<T, fp8e4m3fn> || std::is_same_v<T, fp8e5m2> ||
+                              std::is_same_v<T, fp8e4m3fnuz> || std::is_same_v<T, fp8e5m2fnuz>)
                     p[i] = T(y[i], saturate);
+                else if (target_type == dtype::fp4e2m1)
+                    p[i] = cast<T>(fp4e2m1_from_nibble(fp4e2m1_to_nibble(y[i])));
                 else
                     p[i] = cast<T>(y[i]);
             }
@@ -191,8 +205,8 @@ struct dequantizelinear {
     shape compute_shape(std::span<const shape> in) const {
         check_scales(in, axis, block_size);
         dtype t = in[0].type();
-        if (!is_integral(t) && t != dtype::fp8e4m3fn && t != dtype::fp8e5m2)
-            fail("input 0 is ", dtype_name(t), "; expected an integer or fp8 type");
+        if (!is_integral(t) && !quantizelinear::is_float_target(t))
+            fail("input 0 is ", dtype_name(t), "; expected an integer, fp8 or fp4e2m1 type");
         if (in.size() == 3 && in[2].type() != t)
             fail("input 2 (zero point) is ", dtype_name(in[2].type()), "; expected ", dtype_name(t), " like input 0");
         return {in[1].type(), in[0].lens()};

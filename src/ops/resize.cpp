@@ -1,5 +1,6 @@
-// resize, as ONNX Resize (opset 19) without antialias, with the output size given by one of the
-// attributes out_lens or scales (one per dim) and ONNX's roi as an attribute (tf_crop_and_resize
+// resize, as ONNX Resize (opset 19), with the output size given by the attribute out_lens or
+// scales (one per dim; given both, out_lens are the lengths and scales the coordinate transform's
+// scales, as keep_aspect_ratio_policy makes them) and ONNX's roi as an attribute (tf_crop_and_resize
 // only). Each output element is a weighted sum of input elements: nearest takes one, linear and
 // cubic are n-linear/n-cubic over every dim. Where ONNX's spec and its reference evaluator differ
 // (align_corners, pytorch_half_pixel and tf_crop_and_resize when a scale gives a fractional
@@ -42,10 +43,11 @@ void resize::check_attributes(std::size_t rank) const {
                  {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                   "tf_crop_and_resize"});
     check_one_of(nearest_mode, "nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
-    if (out_lens.empty() == scales.empty()) fail("give exactly one of out_lens and scales");
-    std::size_t n = out_lens.empty() ? scales.size() : out_lens.size();
-    const char* attr = out_lens.empty() ? "scales" : "out_lens";
-    if (n != rank) fail(attr, " has ", n, " values; expected ", rank, " (one per dim)");
+    if (out_lens.empty() && scales.empty()) fail("give out_lens, scales or both");
+    if (!out_lens.empty() && out_lens.size() != rank)
+        fail("out_lens has ", out_lens.size(), " values; expected ", rank, " (one per dim)");
+    if (!scales.empty() && scales.size() != rank)
+        fail("scales has ", scales.size(), " values; expected ", rank, " (one per dim)");
     for (std::size_t d = 0; d < rank; ++d) {
         if (!out_lens.empty() && out_lens[d] < 0) fail("out_lens[", d, "]=", out_lens[d], "; expected a size >= 0");
         if (!scales.empty() && !(scales[d] > 0)) fail("scales[", d, "]=", scales[d], "; expected a scale > 0");
@@ -113,6 +115,23 @@ std::vector<resize::tap> resize::taps_at(double x) const {
             {i + 2, cubic_weight(2 - r, a)}};
 }
 
+std::vector<resize::tap> resize::antialias_taps(double x, double scale) const {
+    double support = mode == "linear" ? 1 : 2;  // the kernel's half width at scale 1
+    auto n = static_cast<std::int64_t>(2 - 2 * (std::floor(-support / scale) + 1));
+    auto i = static_cast<std::int64_t>(std::floor(x));
+    std::int64_t first = x == std::floor(x) ? i - n / 2 : i - n / 2 + 1;
+    std::vector<tap> taps;
+    double sum = 0;
+    for (std::int64_t m = first; m < first + n; ++m) {
+        double t = (static_cast<double>(m) - x) * scale;
+        double w = mode == "linear" ? std::max(0.0, 1 - std::abs(t)) : cubic_weight(t, cubic_coeff_a);
+        taps.push_back({m, w});
+        sum += w;
+    }
+    for (auto& t : taps) t.weight /= sum;
+    return taps;
+}
+
 bool resize::identity(std::size_t d, std::size_t in, std::size_t out) const {
     bool unit_scale = scales.empty() || scales[d] == 1.0f;
     bool whole = !crop() || (roi[d] == 0 && roi[d + roi.size() / 2] == 1);
@@ -129,7 +148,8 @@ resize::dim_plan resize::plan(std::size_t d, std::size_t in, std::size_t out) co
         }
         double x = coordinate(y, d, in, out);
         p.extrapolated[y] = crop() && (x < 0 || x > static_cast<double>(last));
-        auto taps = taps_at(x);
+        double scale = scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : scales[d];
+        auto taps = antialias && mode != "nearest" && scale < 1 ? antialias_taps(x, scale) : taps_at(x);
         if (exclude_outside) {  // drop taps outside the input and renormalise the rest
             double sum = 0;
             for (auto& t : taps) sum += (t.weight = (t.index < 0 || t.index > last) ? 0.0 : t.weight);

@@ -18,13 +18,14 @@ struct resize {
     bool exclude_outside = false;
     float extrapolation_value = 0.0f;
     std::vector<double> roi;  // starts then ends, one per dim, in fractions of the input
+    bool antialias = false;   // linear and cubic downsampling widen the kernel by 1 / scale
     static constexpr std::string_view name = "resize";
     auto attributes() {
         return fields(field("out_lens", out_lens), field("scales", scales), field("mode", mode),
                       field("coordinate_transformation_mode", coordinate_transformation_mode),
                       field("nearest_mode", nearest_mode), field("cubic_coeff_a", cubic_coeff_a),
                       field("exclude_outside", exclude_outside), field("extrapolation_value", extrapolation_value),
-                      field("roi", roi));
+                      field("roi", roi), field("antialias", antialias));
     }
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
@@ -52,6 +53,9 @@ private:
     double coordinate(std::size_t y, std::size_t d, std::size_t in, std::size_t out) const;
     // Taps around input coordinate x; at an integer x the element there has weight 1, any others 0.
     std::vector<tap> taps_at(double x) const;
+    // Antialiased taps for a downsampling `scale` < 1: the kernel stretched by 1 / scale over the
+    // input indices nearest to x (ties to the smaller ones), normalised to sum 1.
+    std::vector<tap> antialias_taps(double x, double scale) const;
     // A dim that keeps its length at scale 1 (and the whole crop box) maps each index to itself.
     // ONNX's reference skips such dims, so zero-weight taps never multiply an infinity there.
     bool identity(std::size_t d, std::size_t in, std::size_t out) const;

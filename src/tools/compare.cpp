@@ -76,8 +76,7 @@ comparison compare_tensors(const argument& got, const argument& ref, const toler
 
 tolerances default_tolerances(dtype t, compute_precision p) {
     if (!is_float(t)) return {0, 0, 0};
-    if (t == dtype::fp8e4m3fn || t == dtype::fp8e5m2)
-        return {0.8, 0.4, 0.4};
+    if (dtype_bits(t) <= 8) return {0.8, 0.4, 0.4};   // fp8 and fp4 formats
     if (t == dtype::float16 || t == dtype::bfloat16 || p != compute_precision::fp32) return {8e-2, 4e-2, 4e-2};
     return {};
 }

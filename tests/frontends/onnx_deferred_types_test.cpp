@@ -30,8 +30,9 @@ TEST(onnx_deferred_types, reduce_with_runtime_axes_gets_its_type_from_its_inputs
     auto p = parse(reduce_model());
     std::vector<double> x(24);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = double(i) * 0.5;
-    param_map in{{"X", literal(shape(dtype::float32, {2, 3, 4}), x).get_argument()},
-                 {"axes", literal(shape(dtype::int64, std::vector<std::size_t>{1}), std::vector<double>{1}).get_argument()}};
+    param_map in{
+        {"X", literal(shape(dtype::float32, {2, 3, 4}), x).get_argument()},
+        {"axes", literal(shape(dtype::int64, std::vector<std::size_t>{1}), std::vector<double>{1}).get_argument()}};
     auto out = evaluate(p, in);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].get_shape().lens(), (std::vector<std::size_t>{2, 4}));

@@ -15,7 +15,8 @@ import onnx.backend.test
 import kiln.onnx_backend as backend
 
 CONFORMANCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance")
-FLOAT_TYPES = {"float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2"}
+FLOAT_TYPES = {"float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+               "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn"}
 
 
 def read_list(name):

@@ -101,6 +101,10 @@ public:
     module* parse_subgraph(const onnx::GraphProto& g, const std::string& name, const std::vector<shape>& input_shapes,
                            std::vector<instruction_ref>& captures);
 
+    // Parses graph g's nodes into this module, its inputs bound to `inputs` (a graph-valued
+    // attribute applied in place, as FlexAttention's score_mod); returns the graph's outputs.
+    std::vector<instruction_ref> inline_graph(const onnx::GraphProto& g, const std::vector<instruction_ref>& inputs);
+
     // The node being mapped (for error messages and instruction source names).
     const node_info* current = nullptr;
     // Name -> value of everything visible in this graph (outer graph values for subgraphs).

@@ -22,9 +22,12 @@ std::optional<std::size_t> length_of(const std::vector<instruction_ref>& in, std
 std::optional<std::size_t> reduced_rank(const node_info& n, const std::vector<instruction_ref>& in, std::size_t r) {
     if (n.attr_int("keepdims", 1) != 0) return r;
     std::optional<std::size_t> axes;
-    if (n.has_attr("axes")) axes = n.attr_ints("axes").size();
-    else if (n.has_input(1)) axes = length_of(in, 1);
-    else axes = 0;
+    if (n.has_attr("axes"))
+        axes = n.attr_ints("axes").size();
+    else if (n.has_input(1))
+        axes = length_of(in, 1);
+    else
+        axes = 0;
     if (!axes) return std::nullopt;
     if (*axes == 0) return n.attr_int("noop_with_empty_axes", 0) != 0 ? r : 0;
     if (*axes > r) return std::nullopt;
@@ -45,14 +48,22 @@ std::optional<std::pair<dtype, std::size_t>> dtype_and_rank(const node_info& n, 
         return *a + b;
     };
     std::optional<std::size_t> rank;
-    if (op == "Pad" || op == "Slice" || op == "Tile" || op == "Resize" || op == "CenterCropPad") rank = r;
-    else if (op == "TopK") return std::pair{k == 0 ? t : dtype::int64, r};
-    else if (op.starts_with("Reduce")) rank = reduced_rank(n, in, r);
-    else if (op == "Expand") rank = length_of(in, 1) ? std::max(r, *length_of(in, 1)) : std::optional<std::size_t>();
-    else if (op == "Reshape") rank = length_of(in, 1);
-    else if (op == "Unsqueeze" && n.has_input(1)) rank = plus(length_of(in, 1), r);
-    else if (op == "Squeeze" && n.has_input(1) && length_of(in, 1) && *length_of(in, 1) <= r) rank = r - *length_of(in, 1);
-    else if (op == "Range") rank = 1;
+    if (op == "Pad" || op == "Slice" || op == "Tile" || op == "Resize" || op == "CenterCropPad")
+        rank = r;
+    else if (op == "TopK")
+        return std::pair{k == 0 ? t : dtype::int64, r};
+    else if (op.starts_with("Reduce"))
+        rank = reduced_rank(n, in, r);
+    else if (op == "Expand")
+        rank = length_of(in, 1) ? std::max(r, *length_of(in, 1)) : std::optional<std::size_t>();
+    else if (op == "Reshape")
+        rank = length_of(in, 1);
+    else if (op == "Unsqueeze" && n.has_input(1))
+        rank = plus(length_of(in, 1), r);
+    else if (op == "Squeeze" && n.has_input(1) && length_of(in, 1) && *length_of(in, 1) <= r)
+        rank = r - *length_of(in, 1);
+    else if (op == "Range")
+        rank = 1;
     else if (op == "ConstantOfShape") {
         rank = length_of(in, 0);
         t = n.has_attr("value") ? n.attr_tensor("value").get_shape().type() : dtype::float32;

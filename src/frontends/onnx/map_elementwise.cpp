@@ -158,15 +158,18 @@ KILN_ONNX_OP("", "Clip", 11, [](const node_info&, context& ctx, const inputs_t& 
     return {ctx.add("clip", {in[0], bound(1, true), bound(2, false)})};
 })
 
+// round_mode (opset 24) only matters for the fp8e8m0 target.
+value cast_attrs(const node_info& n, dtype to) {
+    value a{{"target_type", std::string(dtype_name(to))}, {"saturate", n.attr_int("saturate", 1) != 0}};
+    if (n.has_attr("round_mode")) a.set("round_mode", n.attr_string("round_mode", "up"));
+    return a;
+}
+
 KILN_ONNX_OP("", "Cast", 1, [](const node_info& n, context& ctx, const inputs_t& in) -> inputs_t {
-    dtype to = onnx_dtype(static_cast<int>(n.attr_int("to", 0)));
-    return {ctx.add("convert", value{{"target_type", std::string(dtype_name(to))},
-                                     {"saturate", n.attr_int("saturate", 1) != 0}}, in)};
+    return {ctx.add("convert", cast_attrs(n, onnx_dtype(static_cast<int>(n.attr_int("to", 0)))), in)};
 })
 KILN_ONNX_OP("", "CastLike", 15, [](const node_info& n, context& ctx, const inputs_t& in) -> inputs_t {
-    dtype to = in.at(1)->get_shape().type();
-    return {ctx.add("convert", value{{"target_type", std::string(dtype_name(to))},
-                                     {"saturate", n.attr_int("saturate", 1) != 0}}, {in.at(0)})};
+    return {ctx.add("convert", cast_attrs(n, in.at(1)->get_shape().type()), {in.at(0)})};
 })
 
 }  // namespace

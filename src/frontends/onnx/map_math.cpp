@@ -1,5 +1,5 @@
 // ONNX math ops: Shrink composed from elementwise ops (kiln has no op of its own for it), Swish
-// onto kiln's silu and Det onto kiln's det.
+// onto kiln's silu, SwiGLU as silu times the value input, and Det onto kiln's det.
 #include "core/error.hpp"
 #include "frontends/onnx/context.hpp"
 
@@ -37,6 +37,17 @@ inputs_t swish(const node_info& n, context& ctx, const inputs_t& in) {
     return {ctx.add("silu", value{{"beta", n.attr_float("alpha", 1.0f)}}, {in.at(0)})};
 }
 KILN_ONNX_OP("", "Swish", 24, swish)
+
+// Y = Swish_alpha(A) * B; A and B have the same shape (no broadcasting, as the spec says).
+inputs_t swiglu(const node_info& n, context& ctx, const inputs_t& in) {
+    n.expect_inputs(2, 2);
+    if (in.at(0)->get_shape().lens() != in.at(1)->get_shape().lens())
+        fail("inputs A ", to_string(in[0]->get_shape()), " and B ", to_string(in[1]->get_shape()),
+             " must have the same shape (SwiGLU does not broadcast)");
+    auto gate = ctx.add("silu", value{{"beta", n.attr_float("alpha", 1.0f)}}, {in[0]});
+    return {ctx.add("mul", {gate, in[1]})};
+}
+KILN_ONNX_OP("", "SwiGLU", 28, swiglu)
 
 inputs_t det(const node_info&, context& ctx, const inputs_t& in) { return {ctx.add("det", {in.at(0)})}; }
 KILN_ONNX_OP("", "Det", 11, det)

@@ -1,5 +1,6 @@
-// ONNX normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization,
-// GroupNormalization, RMSNormalization, LpNormalization and MeanVarianceNormalization. Each maps
+// ONNX normalizations: BatchNormalization (inference, or training_mode's batch statistics),
+// InstanceNormalization, LayerNormalization, GroupNormalization, RMSNormalization,
+// LpNormalization and MeanVarianceNormalization. Each maps
 // to its kiln op; what the op lacks (per-activation batch norm, LayerNormalization's Mean and
 // InvStdDev outputs, opset 18's per-group scale) is composed from elementwise and reduce ops.
 #include <onnx/onnx_pb.h>
@@ -42,11 +43,35 @@ instruction_ref per_activation_batch_norm(context& ctx, const inputs_t& in, floa
     return ctx.add("add", {ctx.add("mul", {normalized, in.at(1)}), in.at(2)});
 }
 
-// Inference only: y from the running mean and variance. Training (training_mode from opset 14,
-// or the running/saved statistics outputs of every opset) needs batch statistics.
+// training_mode=1 (opset 14 on): y from the batch's own mean and (population) variance over every
+// dim but the channels; the optional outputs are the running statistics moved towards them,
+// running * momentum + batch * (1 - momentum), as ONNX's reference computes them.
+inputs_t training_batch_norm(const node_info& n, context& ctx, const inputs_t& in) {
+    n.expect_inputs(5, 5);
+    auto x = in[0];
+    dtype t = x->get_shape().type();
+    std::vector<std::int64_t> axes;
+    for (std::size_t d = 0; d < x->get_shape().ndim(); ++d)
+        if (d != 1) axes.push_back(static_cast<std::int64_t>(d));
+    value attrs{{"axes", to_value(axes)}, {"keepdims", false}};
+    auto mean = ctx.add("reduce_mean", attrs, {x});
+    std::vector<std::int64_t> unsq;
+    for (std::size_t d = 1; d + 1 < x->get_shape().ndim(); ++d) unsq.push_back(static_cast<std::int64_t>(d));
+    auto centred = ctx.add("sub", {x, ctx.add("unsqueeze", value{{"axes", to_value(unsq)}}, {mean})});
+    auto var = ctx.add("reduce_mean", attrs, {ctx.add("mul", {centred, centred})});
+    float epsilon = n.attr_float("epsilon", 1e-5f);
+    auto y = ctx.add("batch_norm_inference", value{{"epsilon", epsilon}}, {x, in[1], in[2], mean, var});
+    auto m = scalar(ctx, t, n.attr_float("momentum", 0.9f)), rest = scalar(ctx, t, 1 - n.attr_float("momentum", 0.9f));
+    auto moved = [&](instruction_ref running, instruction_ref batch) {
+        return ctx.add("add", {ctx.add("mul", {running, m}), ctx.add("mul", {batch, rest})});
+    };
+    return {y, moved(in[3], mean), moved(in[4], var)};
+}
+
+// Inference: y from the running mean and variance. Statistics outputs without training_mode (the
+// opsets before 14 asked for them to train) are refused.
 KILN_ONNX_OP("", "BatchNormalization", 1, [](const node_info& n, context& ctx, const inputs_t& in) -> inputs_t {
-    if (n.attr_int("training_mode", 0) != 0)
-        fail("training_mode=1 is not supported: kiln compiles inference, which uses the running mean and variance");
+    if (n.attr_int("training_mode", 0) != 0) return training_batch_norm(n, ctx, in);
     if (requested_outputs(n) > 1)
         fail(requested_outputs(n), " outputs are requested; kiln supports inference only, whose one output is Y "
              "(the others are training statistics)");

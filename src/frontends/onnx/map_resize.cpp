@@ -55,8 +55,8 @@ std::vector<T> spread(const std::vector<T>& v, const std::vector<std::size_t>& a
 }
 
 // keep_aspect_ratio_policy not_larger/not_smaller: one scale for every resized dim (the least or
-// greatest of sizes / input), output lengths rounded half up from it. kiln's resize takes either
-// lengths or scales, so the pair must be expressible by one of them.
+// greatest of sizes / input), output lengths rounded half up from it. kiln's resize takes the
+// lengths, and the scale for the coordinate transform where the lengths alone do not give it.
 void keep_aspect_ratio(const std::string& policy, const std::vector<std::size_t>& lens,
                        const std::vector<std::size_t>& axes, resize_size& r) {
     double scale = policy == "not_larger" ? INFINITY : 0;
@@ -64,21 +64,15 @@ void keep_aspect_ratio(const std::string& policy, const std::vector<std::size_t>
         double s = static_cast<double>(r.out_lens[d]) / static_cast<double>(lens[d]);
         scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
     }
-    bool lens_exact = true, scales_exact = true;
+    bool lens_exact = true;
     for (auto d : axes) {
         auto in = static_cast<double>(lens[d]);
         r.out_lens[d] = static_cast<std::int64_t>(scale * in + 0.5);
         lens_exact = lens_exact && static_cast<double>(r.out_lens[d]) / in == scale;
-        scales_exact = scales_exact && std::floor(in * static_cast<float>(scale)) == static_cast<double>(r.out_lens[d]);
     }
     if (lens_exact) return;
-    if (!scales_exact)
-        fail("keep_aspect_ratio_policy=", policy, " gives output lens ",
-             lens_to_string(std::vector<std::size_t>(r.out_lens.begin(), r.out_lens.end())), " with scale ", scale,
-             " on every resized dim; kiln's resize takes either lengths or scales, and neither alone gives both here");
     r.scales.assign(lens.size(), 1.0f);
     for (auto d : axes) r.scales[d] = static_cast<float>(scale);
-    r.out_lens.clear();
 }
 
 // scales (input 2) or sizes (input 3), and roi (input 1) when the mode crops, of Resize 11+.
@@ -126,8 +120,9 @@ instruction_ref add_resize(context& ctx, instruction_ref x, const resize_size& r
 // Resize 11 on. tf_half_pixel_for_nn (opset 11 and 12) samples at (y + 0.5) / scale, half a
 // pixel right of half_pixel; with nearest_mode floor that is half_pixel with round_prefer_ceil.
 inputs_t resize_11(const node_info& n, context& ctx, const inputs_t& in) {
-    if (n.attr_int("antialias", 0) != 0) fail("antialias=1 is not supported (kiln's resize does not filter)");
     std::string mode = n.attr_string("mode", "nearest");
+    bool antialias = n.attr_int("antialias", 0) != 0;
+    if (antialias && mode == "nearest") fail("antialias=1 applies to modes linear and cubic, not nearest");
     std::string coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
     std::string nearest = n.attr_string("nearest_mode", "round_prefer_floor");
     if (coord == "tf_half_pixel_for_nn") {
@@ -143,6 +138,7 @@ inputs_t resize_11(const node_info& n, context& ctx, const inputs_t& in) {
                 {"cubic_coeff_a", n.attr_float("cubic_coeff_a", -0.75f)},
                 {"exclude_outside", n.attr_int("exclude_outside", 0) != 0},
                 {"extrapolation_value", n.attr_float("extrapolation_value", 0.0f)}};
+    if (antialias) attrs.set("antialias", true);
     return {add_resize(ctx, in.at(0), read_size(n, ctx, in, coord), std::move(attrs))};
 }
 KILN_ONNX_OP("", "Resize", 11, resize_11)

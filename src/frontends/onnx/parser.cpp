@@ -67,7 +67,7 @@ dtype declared_dtype(const onnx::ValueInfoProto& vi, const char* what) {
 // dims taken from --dim-param or --default-dim. An unresolved dim is an error.
 shape input_shape(const onnx::ValueInfoProto& vi, const onnx_options& opts) {
     if (!vi.type().has_tensor_type())
-        fail("input '", vi.name(), "' is not a tensor (sequences and maps are not supported)");
+        fail("input '", vi.name(), "' is not a tensor (kiln has no sequence, optional or map values)");
     const auto& tt = vi.type().tensor_type();
     dtype t = declared_dtype(vi, "input");
     if (auto it = opts.input_dims.find(vi.name()); it != opts.input_dims.end()) {
@@ -227,6 +227,8 @@ void add_outputs(context& ctx, const onnx::GraphProto& g) {
 instruction_ref resolve_input(context& ctx, const std::string& name) {
     if (auto it = ctx.values.find(name); it != ctx.values.end()) return it->second;
     if (!ctx.parent) fail("input '", name, "' is not produced by any node, initializer or graph input");
+    // An inlined graph (context::inline_graph) builds into its parent's module: no capture.
+    if (&ctx.parent->mod() == &ctx.mod()) return resolve_input(*ctx.parent, name);
     // The parent resolves (and, if it is a subgraph too, captures) the value first.
     instruction_ref outer = resolve_input(*ctx.parent, name);
     instruction_ref inner;
@@ -324,6 +326,23 @@ module* context::parse_subgraph(const onnx::GraphProto& g, const std::string& na
     parse_nodes(sc, g);
     add_outputs(sc, g);
     return &sub;
+}
+
+std::vector<instruction_ref> context::inline_graph(const onnx::GraphProto& g, const std::vector<instruction_ref>& inputs) {
+    if (static_cast<std::size_t>(g.input_size()) != inputs.size())
+        fail("graph '", g.name(), "' has ", g.input_size(), " inputs; expected ", inputs.size());
+    context sc(prog_, mod_, opts_, base_dir_);
+    sc.parent = this;
+    sc.opsets = opsets;
+    sc.declared = declared;
+    check_names(g);
+    for (const auto& vi : g.value_info()) sc.declared[vi.name()] = &vi;
+    for (const auto& init : g.initializer()) sc.values[init.name()] = mod_.add_literal(tensor_to_literal(init, base_dir_));
+    for (int i = 0; i < g.input_size(); ++i) sc.values[g.input(i).name()] = inputs[static_cast<std::size_t>(i)];
+    parse_nodes(sc, g);
+    std::vector<instruction_ref> outs;
+    for (const auto& o : g.output()) outs.push_back(resolve_input(sc, o.name()));
+    return outs;
 }
 
 namespace {

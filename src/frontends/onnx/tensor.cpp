@@ -30,9 +30,15 @@ dtype onnx_dtype(int code) {
     case 13: return dtype::uint64;
     case 16: return dtype::bfloat16;
     case 17: return dtype::fp8e4m3fn;
+    case 18: return dtype::fp8e4m3fnuz;
     case 19: return dtype::fp8e5m2;
+    case 20: return dtype::fp8e5m2fnuz;
     case 21: return dtype::uint4;
     case 22: return dtype::int4;
+    case 23: return dtype::fp4e2m1;
+    case 24: return dtype::fp8e8m0;
+    case 25: return dtype::uint2;
+    case 26: return dtype::int2;
     default: break;
     }
     static const char* names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
@@ -110,11 +116,13 @@ std::vector<char> read_external(const onnx::TensorProto& t, const std::string& b
 argument from_int32_field(const onnx::TensorProto& t, const shape& s) {
     std::size_t n = s.elements();
     if (is_packed(s.type())) {
-        // Two 4-bit values per byte; ONNX stores each packed byte in one int32_data entry.
-        if (static_cast<std::size_t>(t.int32_data_size()) != (n + 1) / 2)
-            fail("tensor '", t.name(), "': ", t.int32_data_size(), " int32_data values for ", n, " 4-bit elements");
+        // Two 4-bit (or four 2-bit) values per byte; ONNX stores each packed byte in one int32_data entry.
+        std::size_t bytes = s.bytes();
+        if (static_cast<std::size_t>(t.int32_data_size()) != bytes)
+            fail("tensor '", t.name(), "': ", t.int32_data_size(), " int32_data values for ", n, " ", s.type_bits(),
+                 "-bit elements");
         argument a(s);
-        for (std::size_t i = 0; i < (n + 1) / 2; ++i) a.data()[i] = static_cast<std::byte>(t.int32_data(static_cast<int>(i)));
+        for (std::size_t i = 0; i < bytes; ++i) a.data()[i] = static_cast<std::byte>(t.int32_data(static_cast<int>(i)));
         return a;
     }
     if (static_cast<std::size_t>(t.int32_data_size()) != n)

@@ -32,6 +32,12 @@ float_format format_of(dtype t) {
     }
 }
 
+// Formats that format_of does not describe: no -0 (fnuz), no sign or zero (e8m0), or saturating
+// always (fp4e2m1). A chain through them is left alone.
+bool unusual_float(dtype t) {
+    return t == dtype::fp8e4m3fnuz || t == dtype::fp8e5m2fnuz || t == dtype::fp8e8m0 || t == dtype::fp4e2m1;
+}
+
 // Bits of magnitude an integer type's values need.
 int value_bits(dtype t) { return static_cast<int>(dtype_bits(t)) - (is_signed(t) ? 1 : 0); }
 
@@ -45,6 +51,7 @@ bool int_holds(dtype from, dtype mid) {
 bool holds_exactly(dtype from, dtype mid) {
     if (from == mid || from == dtype::bool_) return true;
     if (mid == dtype::bool_ || mid == dtype::tuple || from == dtype::tuple) return false;
+    if (unusual_float(from) || unusual_float(mid)) return false;
     if (is_integral(from)) return int_holds(from, mid);
     if (!is_float(mid)) return false;
     auto f = format_of(from), m = format_of(mid);

@@ -65,17 +65,17 @@ bool needs_no_step(const instruction& ins) {
     return ins.get_operator().output_alias(in) >= 0;
 }
 
-// Element types generated kernels and the libraries take (not fp8, int4, tuples yet), in static
-// shapes (kernels and the memory plan bake shapes in; data-dependent ones have no lowering yet).
+// Element types generated kernels and the libraries take (not fp8, fp4, the packed integers or
+// tuples yet; a list of what is taken, so that a new dtype is refused until it is implemented), in
+// static shapes (kernels and the memory plan bake shapes in; data-dependent ones have no lowering yet).
 bool gpu_type(const shape& s) {
     if (s.dynamic()) return false;
     switch (s.type()) {
-        case dtype::fp8e4m3fn:
-        case dtype::fp8e5m2:
-        case dtype::int4:
-        case dtype::uint4:
-        case dtype::tuple: return false;
-        default: return true;
+        case dtype::bool_:
+        case dtype::int8: case dtype::int16: case dtype::int32: case dtype::int64:
+        case dtype::uint8: case dtype::uint16: case dtype::uint32: case dtype::uint64:
+        case dtype::float16: case dtype::bfloat16: case dtype::float32: case dtype::float64: return true;
+        default: return false;
     }
 }
 

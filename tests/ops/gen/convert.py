@@ -36,10 +36,13 @@ def trunc_saturate(x, dt):
     return np.clip(t, info.min, info.max).astype(dt)
 
 
-def round_saturate(x, lo, hi):
-    """kiln's (and ONNX's int4 note) conversion to int4/uint4: nearest even, saturate, NaN -> 0."""
-    x = np.nan_to_num(x.astype(np.float64), nan=0.0)
-    return np.clip(np.rint(x), lo, hi).astype(np.int8 if lo < 0 else np.uint8)
+def round_wrap(x, bits, signed):
+    """kiln's conversion to int4/uint4/int2/uint2 (ONNX's int4 note, and the suite's Cast): nearest
+    even, then the low bits (two's complement when signed); NaN -> 0."""
+    v = np.rint(np.nan_to_num(x.astype(np.float64), nan=0.0)).astype(np.int64) & ((1 << bits) - 1)
+    if signed:
+        v = np.where(v >= 1 << (bits - 1), v - (1 << bits), v)
+    return v.astype(np.int8 if signed else np.uint8)
 
 
 f32 = lambda *lens, s=3.0: (r.standard_normal(lens) * s).astype(np.float32)
@@ -118,13 +121,53 @@ conv("bool_to_f16", bv, bv.astype(np.float16))
 conv("bool_to_int64", bv, bv.astype(np.int64))
 conv("bool_to_bool", bv, bv)
 
-# int4/uint4: rounds to nearest even and saturates; inputs arrive widened.
+# int4/uint4 and int2/uint2: round to nearest even and keep the low bits; inputs arrive widened.
 q = np.array([-9.5, -8.5, -7.5, -2.5, -0.5, 0.5, 1.5, 2.4, 6.5, 7.5, 100, np.nan], np.float32)
-conv("f32_to_int4", q, round_saturate(q, -8, 7), "int4", out_type="int4")
-conv("f32_to_uint4", q, round_saturate(q, 0, 15), "uint4", out_type="uint4")
+conv("f32_to_int4", q, round_wrap(q, 4, True), "int4", out_type="int4")
+conv("f32_to_uint4", q, round_wrap(q, 4, False), "uint4", out_type="uint4")
+conv("f32_to_int2", q, round_wrap(q, 2, True), "int2", out_type="int2")
+conv("f32_to_uint2", q, round_wrap(q, 2, False), "uint2", out_type="uint2")
 qi = np.array([-100, -9, -8, 0, 7, 8, 15, 16, 300], np.int32)
-conv("int32_to_int4_saturates", qi, np.clip(qi, -8, 7).astype(np.int8), "int4", out_type="int4")
-conv("int32_to_uint4_saturates", qi, np.clip(qi, 0, 15).astype(np.uint8), "uint4", out_type="uint4")
+# The suite's reference (ml_dtypes' astype) for integer sources: the low bits.
+conv("int32_to_int4_wraps", qi, qi.astype(ml_dtypes.int4).astype(np.int8), "int4", out_type="int4")
+conv("int32_to_uint4_wraps", qi, qi.astype(ml_dtypes.uint4).astype(np.uint8), "uint4", out_type="uint4")
+conv("int32_to_int2_wraps", qi, qi.astype(ml_dtypes.int2).astype(np.int8), "int2", out_type="int2")
+n2 = r.integers(-2, 2, (7,)).astype(np.int8)
+cases.append(case("int2_to_f32", "convert", [tensor(n2, "int2")], [tensor(n2.astype(np.float32))],
+                  {"target_type": "float32"}))
+u2 = r.integers(0, 4, (2, 5)).astype(np.uint8)
+cases.append(case("uint2_to_int64", "convert", [tensor(u2, "uint2")], [tensor(u2.astype(np.int64))],
+                  {"target_type": "int64"}))
+
+# fp8 fnuz formats: onnx's reference Cast with and without saturate; back to float32 exactly.
+fz = np.array([0.3, -1.7, 100, 250, 1e-3, -1e-5, 3e4, 7e4, -0.0, np.inf, -np.inf, np.nan, 1e9], np.float32)
+for t, tname in [(ml_dtypes.float8_e4m3fnuz, "float8e4m3fnuz"), (ml_dtypes.float8_e5m2fnuz, "float8e5m2fnuz")]:
+    for sat in (True, False):
+        y = onnx_cast(fz, t, sat)
+        conv(f"f32_to_{tname}_{'sat' if sat else 'nosat'}", fz, y.astype(np.float64), tname,
+             {"saturate": sat}, out_type=tname)
+    allbits = np.arange(256, dtype=np.uint8).view(t)
+    cases.append(case(f"{tname}_every_pattern_to_f32", "convert", [tensor(allbits.astype(np.float64), tname)],
+                      [tensor(allbits.astype(np.float32))], {"target_type": "float32"}, rtol=0, atol=0))
+# fp4e2m1: rounds to nearest even and saturates to +-6 (ml_dtypes, the suite's reference).
+f4 = np.array([0.3, -0.7, 2.5, 5.0, -5.1, 0.25, 0.75, 1.75, 3.5, 100.0, -np.inf, 0.0], np.float32)
+conv("f32_to_float4e2m1", f4, f4.astype(ml_dtypes.float4_e2m1fn).astype(np.float64), "float4e2m1",
+     out_type="float4e2m1")
+all4 = np.arange(16, dtype=np.uint8).view(ml_dtypes.float4_e2m1fn)
+cases.append(case("float4e2m1_every_pattern_to_f16", "convert", [tensor(all4.astype(np.float64), "float4e2m1")],
+                  [tensor(all4.astype(np.float16))], {"target_type": "float16"}, rtol=0, atol=0))
+# fp8e8m0: onnx.numpy_helper.to_float8e8m0 for each rounding mode, saturating or not.
+e8 = np.array([0.3, 1.5, 1.4, 3.0, 2.0, 1e-40, 3e38, 0.7, 6.0, np.nan], np.float32)
+for mode in ("up", "down", "nearest"):
+    for sat in (True, False):
+        y = onnx.numpy_helper.to_float8e8m0(e8, sat, mode)
+        conv(f"f32_to_float8e8m0_{mode}_{'sat' if sat else 'nosat'}", e8, y.astype(np.float64), "float8e8m0",
+             {"saturate": sat, "round_mode": mode}, out_type="float8e8m0")
+# Pattern 0 (2^-127) is left out: the input is built from doubles through kiln's encoder, which
+# (as ONNX's reference) rounds the float32 subnormal 2^-127 up to 2^-126.
+all8 = np.arange(1, 256, dtype=np.uint8).view(ml_dtypes.float8_e8m0fnu)
+cases.append(case("float8e8m0_every_pattern_to_f64", "convert", [tensor(all8.astype(np.float64), "float8e8m0")],
+                  [tensor(all8.astype(np.float64))], {"target_type": "float64"}, rtol=0, atol=0))
 n4 = r.integers(-8, 8, (3, 4)).astype(np.int8)
 cases.append(case("int4_to_f32", "convert", [tensor(n4, "int4")], [tensor(n4.astype(np.float32))],
                   {"target_type": "float32"}))
@@ -136,6 +179,9 @@ cases.append(error_case("two_inputs", "convert", [shape_only("float32", [2])] * 
                         {"target_type": "float16"}))
 cases.append(error_case("tuple_target", "convert", [shape_only("float32", [2])], "is not an element type",
                         {"target_type": "tuple"}))
+cases.append(error_case("bad_round_mode", "convert", [shape_only("float32", [2])],
+                        "round_mode='zero'; expected 'up', 'down' or 'nearest'",
+                        {"target_type": "float8e8m0", "round_mode": "zero"}))
 cases.append(error_case("unknown_target", "convert", [shape_only("float32", [2])], "unknown dtype 'float65'",
                         {"target_type": "float65"}))
 write("convert", cases)

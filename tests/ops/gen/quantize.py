@@ -199,7 +199,7 @@ cases.append(error_case("quantizelinear_float_target", "quantizelinear", [x, s],
 cases.append(error_case("quantizelinear_bool_input", "quantizelinear", [shape_only("bool", [2]), s],
                         "input 0 is bool_type; expected a numeric type"))
 cases.append(error_case("dequantizelinear_float_input", "dequantizelinear", [x, s],
-                        "input 0 is float_type; expected an integer or fp8 type"))
+                        "input 0 is float_type; expected an integer, fp8 or fp4e2m1 type"))
 cases.append(error_case("dequantizelinear_zero_point_type", "dequantizelinear",
                         [shape_only("uint8", [2]), s, shape_only("int8", [])],
                         "input 2 (zero point) is int8_type; expected uint8_type like input 0"))

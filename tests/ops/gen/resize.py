@@ -95,6 +95,23 @@ add("int32_nearest_down", r.integers(-10**6, 10**6, (4, 6)).astype(np.int32), ou
 # A dim kept at scale 1 samples only its own index: row 1 stays free of row 0's NaN.
 add("identity_dim_keeps_nan_out", np.array([[np.nan, 1.0], [2.0, 3.0]], np.float32), scales=[1, 2], mode="linear")
 
+# Antialias: downsampling linear and cubic widen the kernel by 1 / scale; upsampling is plain.
+add("2d_linear_antialias_down", f32(9, 11), scales=[0.4, 0.7], mode="linear", antialias=True)
+add("2d_cubic_antialias_sizes", f32(10, 7), out_lens=[3, 5], mode="cubic", antialias=True)
+add("2d_cubic_antialias_exclude_outside", f32(8, 8), scales=[0.3, 0.5], mode="cubic", antialias=True,
+    exclude_outside=True, cubic_coeff_a=-0.5)
+add("2d_linear_antialias_up_and_down", f32(4, 9), scales=[1.5, 0.45], mode="linear", antialias=True,
+    coordinate_transformation_mode="asymmetric")
+
+# Lengths and scales both (keep_aspect_ratio_policy): the lengths from sizes, the coordinates from
+# the one scale; ONNX's reference computes it from sizes [3, 5] with not_smaller: scale
+# max(3/4, 5/7) = 0.75, lengths round(0.75 * [4, 7]) = [3, 5].
+xk = f32(1, 1, 4, 7)
+(yk,) = run_node("Resize", [xk, None, None, np.array([3, 5], np.int64)], mode="linear", axes=[2, 3],
+                 keep_aspect_ratio_policy="not_smaller")
+cases.append(case("lengths_and_scales_not_smaller", "resize", [tensor(xk)], [tensor(yk)],
+                  {"mode": "linear", "out_lens": [1, 1, 3, 5], "scales": [1.0, 1.0, 0.75, 0.75]}))
+
 
 def err(name, message, lens=(2, 3), type="float32", **attrs):
     cases.append(error_case(name, "resize", [shape_only(type, list(lens))], message, attrs))
@@ -104,8 +121,7 @@ err("bad_mode", "mode='bicubic'; expected one of nearest, linear, cubic", mode="
 err("bad_coordinate_mode", "coordinate_transformation_mode='tf_half_pixel_for_nn'",
     coordinate_transformation_mode="tf_half_pixel_for_nn", scales=[2.0, 2.0])
 err("bad_nearest_mode", "nearest_mode='round'; expected one of", nearest_mode="round", scales=[2.0, 2.0])
-err("both_sizes_and_scales", "give exactly one of out_lens and scales", scales=[2.0, 2.0], out_lens=[4, 6])
-err("neither_sizes_nor_scales", "give exactly one of out_lens and scales")
+err("neither_sizes_nor_scales", "give out_lens, scales or both")
 err("scales_length", "scales has 3 values; expected 2 (one per dim)", scales=[1.0, 2.0, 2.0])
 err("out_lens_length", "out_lens has 1 values; expected 2", out_lens=[4])
 err("negative_out_len", "out_lens[1]=-3; expected a size >= 0", out_lens=[4, -3])
