@@ -93,6 +93,13 @@ private:
 };
 
 class cpu_target final : public target {
+    // The options the pipeline runs with: a low precision the CPU has no arithmetic for computes
+    // in float32 (ignored_options says so).
+    static compile_options effective(compile_options o) {
+        if (!native_precision(o.precision)) o.precision = compute_precision::fp32;
+        return o;
+    }
+
 public:
     std::string name() const override { return "cpu"; }
     std::vector<pass> passes(const compile_options& opts) const override {
@@ -100,13 +107,17 @@ public:
         // when the executable is built.
         fusion_policy policy;
         policy.epilogue_op = onednn_post_op;
-        return generic_passes(opts, policy);
+        return generic_passes(effective(opts), policy);
     }
     std::vector<std::string> ignored_options(const compile_options& opts) const override {
         std::vector<std::string> r;
         if (opts.offload_copy) r.push_back("--enable-offload-copy (cpu runs in host memory)");
         if (opts.exhaustive_tune) r.push_back("--exhaustive-tune (cpu takes oneDNN's heuristic choices)");
         if (!opts.fast_math) r.push_back("--disable-fast-math (cpu's generated code uses exact libm calls)");
+        if (effective(opts).precision != opts.precision)
+            r.push_back(opts.precision == compute_precision::fp16
+                            ? "--fp16 (this CPU has no AVX512-FP16: cpu computes in float32)"
+                            : "--bf16 (this CPU has no AVX512-BF16: cpu computes in float32)");
         return r;
     }
     std::unique_ptr<executable> load(program lowered, const compile_options& opts) const override {

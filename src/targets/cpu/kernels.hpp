@@ -29,6 +29,7 @@ public:
         int arg = -1;
         const argument* constant = nullptr;
         std::vector<std::size_t> strides;
+        dtype type = dtype::float32;   // in memory (float16 and bfloat16 load as float)
     };
     pointwise_library() = default;
     pointwise_library(const pointwise_library&) = delete;
@@ -65,6 +66,10 @@ struct cpu_context {
     std::size_t reordered = 0, reused = 0;
     std::unordered_map<const instruction*, std::size_t> position;
 };
+
+// Whether this CPU computes in the precision natively (oneDNN's ISA at run time: AVX512-BF16 for
+// bf16, AVX512-FP16 for fp16); where not, the cpu target computes in float32.
+bool native_precision(compute_precision p);
 
 // Builds the instruction's kernel (primitives created and weights reordered now, once).
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);

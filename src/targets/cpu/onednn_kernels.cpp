@@ -436,6 +436,14 @@ cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx) {
     return {};
 }
 
+bool native_precision(compute_precision p) {
+    if (p == compute_precision::fp32) return true;
+    auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto need = static_cast<unsigned>(p == compute_precision::bf16 ? dnnl::cpu_isa::avx512_core_bf16
+                                                                   : dnnl::cpu_isa::avx512_core_fp16);
+    return (isa & need) == need;   // ISA values are sets of feature bits
+}
+
 void keep_blocked_layouts(const module& m, cpu_context& ctx) {
     auto& kernels = ctx.dnnl->kernels;
     for (const auto& ins : m) {
