@@ -32,8 +32,17 @@ bool is_view(const instruction& ins) {
     return ins.get_operator().output_alias(in) >= 0;
 }
 
+// Below this much work a kernel runs on the calling thread alone: waking the pool's other threads
+// for it costs more than they save (BERT-like encoder at 2 threads, busy machine: 6.7 ms with
+// every kernel on the pool, against 1.7 ms for ONNX Runtime). About 0.1 ms on one core.
+constexpr double parallel_work = 2e6;
+
 // Multiply-adds of a contraction (or elements touched by anything else), to tell small kernels.
 double work(const instruction& ins) {
+    auto sized = [](const shape& s) { return !s.dynamic() && !s.is_tuple(); };
+    bool known = sized(ins.get_shape());
+    for (auto i : ins.inputs()) known = known && sized(i->get_shape());
+    if (!known) return parallel_work;   // no kernel takes these; the reference runs them
     const instruction* c = &ins;
     if (ins.get_operator().get_if<ops::fused_epilogue>() && !ins.module_inputs().empty())
         for (const auto& b : *ins.module_inputs()[0])
@@ -51,11 +60,6 @@ double work(const instruction& ins) {
     for (auto i : in) out += static_cast<double>(i->get_shape().elements());
     return out;
 }
-
-// Below this much work a kernel runs on the calling thread alone: waking the pool's other threads
-// for it costs more than they save (BERT-like encoder at 2 threads, busy machine: 6.7 ms with
-// every kernel on the pool, against 1.7 ms for ONNX Runtime). About 0.1 ms on one core.
-constexpr double parallel_work = 2e6;
 
 // "reference computes: 3 instructions (gather 2, softmax 1)"
 std::string placement_line(const std::string& where, const std::map<std::string, std::size_t>& ops) {
