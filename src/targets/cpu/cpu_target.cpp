@@ -34,8 +34,8 @@ bool is_view(const instruction& ins) {
 
 // Below this much work a kernel runs on the calling thread alone: waking the pool's other threads
 // for it costs more than they save (BERT-like encoder at 2 threads, busy machine: 6.7 ms with
-// every kernel on the pool, against 1.7 ms for ONNX Runtime). About 0.1 ms on one core.
-constexpr double parallel_work = 2e6;
+// every kernel on the pool, against 1.7 ms for ONNX Runtime). About 0.4 ms on one core.
+constexpr double parallel_work = 8e6;
 
 // Multiply-adds of a contraction (or elements touched by anything else), to tell small kernels.
 double work(const instruction& ins) {
