@@ -200,6 +200,20 @@ b = @param:b -> float_type, {16, 1, 1}
     EXPECT_LT(std::sqrt(err / norm), native ? 2e-2 : 1e-5);
 }
 
+// A reshape of a transposed value is a copy in row-major order: oneDNN's reorder.
+TEST(cpu_target, reshape_copies_on_onednn) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {2, 5, 4, 3}
+@0 = transpose[permutation={0, 2, 1, 3}](x)
+@1 = reshape[dims={2, 4, 15}](@0)
+@2 = @return(@1)
+)";
+    for (bool cm : {false, true}) {
+        auto placement = check_against_ref(text, cm);
+        EXPECT_TRUE(placed(placement, "onednn: 1 instruction (reshape 1)")) << ::testing::PrintToString(placement);
+    }
+}
+
 // Separate executables of one program run at once from several threads.
 TEST(cpu_target, separate_executables_run_concurrently) {
     const std::string text = R"(module: "main"
