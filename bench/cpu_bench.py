@@ -4,7 +4,7 @@ count, in one run. Each runtime: warm-up runs, then --runs timed runs; the media
 kiln is timed by `kiln perf` (its whole-run timings, same .npy input), the peers through their
 Python APIs. Prints a Markdown table and writes JSON.
 
-    bench/cpu_bench.sh [--runs 50] [--threads 1,2] [--models resnet18,mobilenet_v2,encoder] [--out FILE]
+    bench/cpu_bench.sh [--runs 50] [--threads 1,2] [--models resnet18,mobilenet_v2,encoder,decoder] [--out FILE]
 """
 import argparse
 import json
@@ -23,9 +23,9 @@ KILN = os.path.join(ROOT, "build", "kiln")
 
 
 def model_path(name, tmp):
-    if name == "encoder":
-        path = os.path.join(tmp, "encoder.onnx")
-        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_encoder_onnx.py"), path, "--layers", "4",
+    if name in ("encoder", "decoder"):
+        path = os.path.join(tmp, f"{name}.onnx")
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", f"make_{name}_onnx.py"), path, "--layers", "4",
                         "--seq", "128", "--batch", "1"], check=True, stdout=subprocess.DEVNULL)
         import onnx
         m = onnx.load(path)
@@ -115,7 +115,7 @@ def main():
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--models", default="resnet18,mobilenet_v2,encoder")
+    ap.add_argument("--models", default="resnet18,mobilenet_v2,encoder,decoder")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench", "cpu_bench.json"))
     a = ap.parse_args()
     if a.runs < 30:

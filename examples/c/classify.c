@@ -1,5 +1,5 @@
-/* Loads an ONNX classifier with kiln's C API, runs it on the default target (cpu without a GPU) with a fixed input and
- * prints the top-5 classes of its first output.
+/* Loads an ONNX classifier with kiln's C API, runs it on the default target (cpu without a GPU)
+ * with a fixed input and prints the top-5 classes of its first output.
  * Usage: kiln_classify MODEL.onnx [DIM=N ...]   (DIM=N sizes a symbolic dim, e.g. batch=1) */
 #include <kiln/kiln.h>
 #include <stdio.h>

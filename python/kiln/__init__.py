@@ -19,7 +19,13 @@ Errors are kiln.Error subclasses (ParseError, TargetError, CompileError, InputEr
 FileError, CancelledError) carrying kiln's message, which names the node, input or option at fault.
 Program.cancel(), from another thread, stops a compile or run with CancelledError.
 """
-from ._kiln import (
+import os
+
+# The cpu target's OpenMP pool waits passively unless told otherwise: spinning threads starve each
+# other on shared cores (see kiln's driver, src/driver/main.cpp). libgomp reads this when it loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+from ._kiln import (  # noqa: E402
     Argument,
     CancelledError,
     CompileError,

@@ -1,6 +1,9 @@
 // The kiln command: `kiln COMMAND [options]`. Exit status 0 on success, 1 on an error, 2 on a
 // usage error, 3 when --timeout stopped it; messages go to stderr prefixed "kiln: error: ".
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 
@@ -81,7 +84,19 @@ int run_driver(const std::vector<std::string>& words) {
 
 }  // namespace kiln::driver
 
+// The cpu target's OpenMP pool waits passively (threads sleep at barriers instead of spinning):
+// on a machine whose cores other processes share, a spinning thread burns the time slice its
+// partner needs, and 2-thread runs got 20-40x slower (mobilenet_v2: 9 ms passive, 220-400 ms
+// spinning, load average 11 on 2 cores). libgomp reads OMP_WAIT_POLICY when it is loaded, before
+// main, so the driver sets it and runs itself again once; a value already set is kept.
+void wait_passively(char** argv) {
+    if (std::getenv("OMP_WAIT_POLICY")) return;
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);   // returns only when it fails: run on with libgomp's default
+}
+
 int main(int argc, char** argv) {
+    wait_passively(argv);
     try {
         return kiln::driver::run_driver(std::vector<std::string>(argv + 1, argv + argc));
     } catch (const kiln::driver::usage_error& e) {

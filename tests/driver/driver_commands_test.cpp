@@ -277,7 +277,7 @@ TEST_F(driver_cmd, compile_flags_that_do_not_exist_yet_fail_clearly) {
 
 // The gpu target's options: ref names each as ignored; they are stored in saved programs.
 TEST_F(driver_cmd, gpu_options_are_reported_and_saved) {
-    auto r = kiln("compile " + small + " --allow-tf32 --no-cache --device 1 -o " + path("g.kiln"));
+    auto r = kiln("compile " + small + " --ref --allow-tf32 --no-cache --device 1 -o " + path("g.kiln"));
     ASSERT_EQ(r.status, 0) << r.err;
     for (const char* i : {"ignored: --allow-tf32 (ref computes float32 in float32)", "ignored: --device 1 (ref runs on the host)",
                           "ignored: --no-cache (only the gpu target's kernel cache can be bypassed so far)", "tf32, device 1, no kernel cache"})

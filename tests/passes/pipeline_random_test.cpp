@@ -8,7 +8,9 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/random.hpp"
 #include "core/reflect.hpp"
+#include "core/target.hpp"
 #include "pass_check.hpp"
 #include "passes/pipeline.hpp"
 
@@ -155,6 +157,26 @@ TEST(pipeline, random_graphs_keep_their_results) {
     for (const char* op : {"convolution", "batch_norm_inference", "dot", "softmax", "transpose", "reshape",
                            "reduce_mean", "sub", "exp"})
         EXPECT_TRUE(seen.count(op)) << op << " never generated";
+}
+
+// The same graphs compiled for the cpu target (its pipeline, oneDNN kernels, generated code, the
+// memory plan with in-place reuse) against ref evaluating the graph as built.
+TEST(pipeline, random_graphs_on_cpu_match_ref) {
+    auto cpu = make_target("cpu");
+    for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+        SCOPED_TRACE("graph seed " + std::to_string(seed));
+        program before = graph_builder(seed).build();
+        auto inputs = random_inputs(before.main(), seed);
+        auto want = evaluate(before, inputs);
+        auto exe = cpu->compile(before.clone());
+        auto got = exe->run(inputs);
+        ASSERT_EQ(got.size(), want.size());
+        for (std::size_t i = 0; i < want.size(); ++i) {
+            ASSERT_EQ(got[i].get_shape().lens(), want[i].get_shape().lens()) << "output " << i;
+            EXPECT_LE(relative_l2(got[i], want[i]), 1e-5) << "output " << i << "\n" << to_string(before);
+        }
+        if (HasFailure()) return;
+    }
 }
 
 }  // namespace

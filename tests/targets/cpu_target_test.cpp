@@ -147,6 +147,73 @@ t = @param:t -> float_type, {5, 1}
     EXPECT_TRUE(placed(placement, "generated code: 2 instructions (rms_norm 2)")) << ::testing::PrintToString(placement);
 }
 
+// float16 and bfloat16 pointwise regions run as generated code computing in float (rounded to
+// their type after each op, as ref); --bf16 runs oneDNN's bf16 primitives with their post-ops
+// where the CPU has AVX512-BF16, else computes in float32 and says so.
+TEST(cpu_target, low_precision_regions_and_bf16_compute) {
+    for (const char* t : {"half_type", "bf16_type"}) {
+        SCOPED_TRACE(t);
+        const std::string text = std::string(R"(module: "main"
+x = @param:x -> )") + t + R"(, {4, 33}
+y = @param:y -> )" + t + R"(, {33}
+@0 = mul(x,y)
+@1 = sigmoid(@0)
+@2 = convert[target_type=float_type,saturate=true](@1)
+@3 = @return(@2)
+)";
+        program p = parse_text(text);
+        param_map in;
+        in["x"] = random_argument(p.main().parameters()[0]->get_shape(), 0, 0);
+        in["y"] = random_argument(p.main().parameters()[1]->get_shape(), 0, 1);
+        auto exe = make_target("cpu")->compile(parse_text(text));
+        EXPECT_TRUE(placed(exe->stats().placement, "generated code: 1 instruction (pointwise 1)"))
+            << ::testing::PrintToString(exe->stats().placement);
+        auto g = to_doubles(exe->run(in)[0]);
+        auto w = to_doubles(make_target("ref")->compile(parse_text(text), {.optimize = false})->run(in)[0]);
+        for (std::size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], 1e-2) << i;
+    }
+    const std::string conv = R"(module: "main"
+x = @param:x -> float_type, {1, 16, 10, 10}
+w = @param:w -> float_type, {16, 16, 3, 3}
+b = @param:b -> float_type, {16, 1, 1}
+@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w)
+@1 = add(@0,b)
+@2 = relu(@1)
+@3 = @return(@2)
+)";
+    program p = parse_text(conv);
+    param_map in;
+    for (std::size_t k = 0; k < 3; ++k)
+        in[p.main().parameter_names()[k]] = random_argument(p.main().get_parameter(p.main().parameter_names()[k])->get_shape(), 0, k);
+    auto cpu = make_target("cpu");
+    compile_options bf16{.precision = compute_precision::bf16};
+    auto exe = cpu->compile(parse_text(conv), bf16);
+    bool native = cpu->ignored_options(bf16).empty();
+    EXPECT_TRUE(placed(exe->stats().placement, "onednn: 1 instruction (fused_epilogue 1)"))
+        << ::testing::PrintToString(exe->stats().placement);
+    if (!native)
+        EXPECT_EQ(cpu->ignored_options(bf16), std::vector<std::string>{"--bf16 (this CPU has no AVX512-BF16: cpu computes in float32)"});
+    auto g = to_doubles(exe->run(in)[0]);
+    auto w = to_doubles(make_target("ref")->compile(parse_text(conv), {.optimize = false})->run(in)[0]);
+    double err = 0, norm = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) err += (g[i] - w[i]) * (g[i] - w[i]), norm += w[i] * w[i];
+    EXPECT_LT(std::sqrt(err / norm), native ? 2e-2 : 1e-5);
+}
+
+// A reshape of a transposed value is a copy in row-major order: oneDNN's reorder.
+TEST(cpu_target, reshape_copies_on_onednn) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {2, 5, 4, 3}
+@0 = transpose[permutation={0, 2, 1, 3}](x)
+@1 = reshape[dims={2, 4, 15}](@0)
+@2 = @return(@1)
+)";
+    for (bool cm : {false, true}) {
+        auto placement = check_against_ref(text, cm);
+        EXPECT_TRUE(placed(placement, "onednn: 1 instruction (reshape 1)")) << ::testing::PrintToString(placement);
+    }
+}
+
 // Separate executables of one program run at once from several threads.
 TEST(cpu_target, separate_executables_run_concurrently) {
     const std::string text = R"(module: "main"

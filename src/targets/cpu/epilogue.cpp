@@ -152,7 +152,8 @@ region_operand operand_of(const instruction& in, int arg) {
 
 bool onednn_post_op(const instruction& ins) {
     const operation& op = ins.get_operator();
-    if (ins.get_shape().type() != dtype::float32) return false;
+    dtype t = ins.get_shape().type();   // post-ops compute in float on float/bf16/f16 primitives
+    if (t != dtype::float32 && t != dtype::bfloat16 && t != dtype::float16) return false;
     return eltwise_step(op).has_value() || op.get_if<ops::clip>() || op.get_if<ops::add>() || op.get_if<ops::mul>() ||
            op.get_if<ops::max>() || op.get_if<ops::min>();
 }

@@ -29,6 +29,7 @@ public:
         int arg = -1;
         const argument* constant = nullptr;
         std::vector<std::size_t> strides;
+        dtype type = dtype::float32;   // in memory (float16 and bfloat16 load as float)
     };
     pointwise_library() = default;
     pointwise_library(const pointwise_library&) = delete;
@@ -59,12 +60,16 @@ struct cpu_context {
     std::unique_ptr<onednn_state> dnnl;
     pointwise_library pointwise;
     // Constant weights in the primitives' layouts: those a saved program kept, by name, and those
-    // of this executable, named by the instruction's position in main and the layout (saved_blobs).
+    // of this executable, named by the instruction's position in main and the layout (executable::saved).
     std::unordered_map<std::string, argument> saved;
     std::vector<target_blob> packed;
     std::size_t reordered = 0, reused = 0;
     std::unordered_map<const instruction*, std::size_t> position;
 };
+
+// Whether this CPU computes in the precision natively (oneDNN's ISA at run time: AVX512-BF16 for
+// bf16, AVX512-FP16 for fp16); where not, the cpu target computes in float32.
+bool native_precision(compute_precision p);
 
 // Builds the instruction's kernel (primitives created and weights reordered now, once).
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);

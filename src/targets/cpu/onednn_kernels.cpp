@@ -13,6 +13,7 @@
 #include "ops/convolution.hpp"
 #include "ops/gemm.hpp"
 #include "ops/pooling.hpp"
+#include "ops/views.hpp"
 #include "ops/window.hpp"
 #include "targets/cpu/epilogue.hpp"
 #include "targets/cpu/kernels.hpp"
@@ -361,6 +362,33 @@ host_kernel deconvolution_kernel(const ops::deconvolution& op, const instruction
     return wrap(k, ins, ctx);
 }
 
+// A reshape that is not a view (its input is strided, a transpose say) copies the input in
+// row-major order: oneDNN's reorder from the strided layout into the standard one, written straight
+// into the reshape's buffer (same bytes, other lens).
+host_kernel reshape_copy_kernel(const instruction& ins, cpu_context& ctx) {
+    const shape& xs = ins.inputs()[0]->get_shape();
+    std::vector<shape> in{xs};
+    if (ins.get_operator().output_alias(in) >= 0) return {};   // a view: the executor aliases it
+    if (xs.ndim() == 0 || ins.inputs()[0]->is_literal() || !ins.get_shape().standard()) return {};
+    memory::desc from = plain_desc(xs);
+    memory::desc to(from.get_dims(), from.get_data_type(), plain_desc(xs.as_standard()).get_strides());
+    auto& eng = ctx.dnnl->engine;
+    struct state {
+        memory src, dst;
+        dnnl::reorder r;
+    };
+    auto st = std::make_shared<state>();
+    st->src = memory(from, eng, nullptr);
+    st->dst = memory(to, eng, nullptr);
+    st->r = dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to));
+    return [st, &ctx](std::span<const argument> args, const argument& out) {
+        st->src.set_data_handle(args[0].data());
+        st->dst.set_data_handle(out.data());
+        st->r.execute(ctx.dnnl->stream, st->src, st->dst);
+        ctx.dnnl->stream.wait();
+    };
+}
+
 host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_context& ctx) {
     const shape& xs = ins.inputs()[0]->get_shape();
     const shape& ys = ins.get_shape();
@@ -425,6 +453,7 @@ cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx) {
     try {
         if (auto k = make_onednn_transformer_kernel(ins, ctx)) return {std::move(k), "onednn"};
         if (const auto* pool = ins.get_operator().get_if<ops::pooling>()) return {pooling_kernel(*pool, ins, ctx), "onednn"};
+        if (ins.get_operator().get_if<ops::reshape>()) return {reshape_copy_kernel(ins, ctx), "onednn"};
         if (const auto* dc = ins.get_operator().get_if<ops::deconvolution>())
             return {deconvolution_kernel(*dc, ins, ctx), "onednn"};
         auto region = find_contraction_region(ins);
@@ -434,6 +463,14 @@ cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx) {
         return {};   // a configuration oneDNN has no implementation for: the reference runs it
     }
     return {};
+}
+
+bool native_precision(compute_precision p) {
+    if (p == compute_precision::fp32) return true;
+    auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto need = static_cast<unsigned>(p == compute_precision::bf16 ? dnnl::cpu_isa::avx512_core_bf16
+                                                                   : dnnl::cpu_isa::avx512_core_fp16);
+    return (isa & need) == need;   // ISA values are sets of feature bits
 }
 
 void keep_blocked_layouts(const module& m, cpu_context& ctx) {

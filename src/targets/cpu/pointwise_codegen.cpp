@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "ops/convert.hpp"
 #include "ops/fused.hpp"
 #include "ops/normalization.hpp"
 #include "targets/cpu/kernels.hpp"
@@ -25,6 +26,34 @@ namespace kiln {
 namespace {
 
 using leaf = pointwise_library::leaf;
+
+// float16 and bfloat16 values are computed in float: loaded up, and rounded to their type after
+// each op (as ref rounds each op's result), stored down.
+const char* const low_precision_helpers = R"(
+static inline float kiln_ld_bf16(unsigned short b) { unsigned u = (unsigned)b << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }
+static inline unsigned short kiln_st_bf16(float f) {
+    unsigned u; __builtin_memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+}
+static inline float kiln_rd_bf16(float f) { return kiln_ld_bf16(kiln_st_bf16(f)); }
+static inline float kiln_rd_f16(float f) { return (float)(_Float16)f; }
+)";
+
+bool float_kind(dtype t) { return t == dtype::float32 || t == dtype::float16 || t == dtype::bfloat16; }
+std::string c_type(dtype t) {
+    return t == dtype::float32 ? "float" : t == dtype::float16 ? "_Float16" : "unsigned short";
+}
+std::string load(dtype t, const std::string& e) {
+    return t == dtype::float32 ? e : t == dtype::float16 ? "(float)" + e : "kiln_ld_bf16(" + e + ")";
+}
+std::string round_to(dtype t, const std::string& e) {
+    return t == dtype::float32 ? e : t == dtype::float16 ? "kiln_rd_f16(" + e + ")" : "kiln_rd_bf16(" + e + ")";
+}
+std::string store(dtype t, const std::string& e) {
+    return t == dtype::float32 ? e : t == dtype::float16 ? "(_Float16)" + e : "kiln_st_bf16(" + e + ")";
+}
 
 // Outer-index divisor of dim d: the product of the outer dims after d (the inner dim excluded).
 std::size_t outer_div(const std::vector<std::size_t>& lens, std::size_t d) {
@@ -61,10 +90,10 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
     for (const auto& b : body) {
         if (b.is_return()) {
             if (b.inputs().size() != 1) return "";
-            code += "            y[o * INNER + i] = " + names.at(&*b.inputs()[0]) + ";\n";
+            code += "            y[o * INNER + i] = " + store(ins.get_shape().type(), names.at(&*b.inputs()[0])) + ";\n";
             break;
         }
-        if (b.get_shape().type() != dtype::float32 || b.get_shape().dynamic()) return "";
+        if (!float_kind(b.get_shape().type()) || b.get_shape().dynamic()) return "";
         if ((b.is_param() || b.is_literal()) && only_viewed(b)) continue;   // read through its views
         std::string name = "v" + std::to_string(names.size());
         bool view = b.get_operator().traits().broadcast_view;
@@ -93,6 +122,7 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
             auto st = strides_at(*mem, out);
             if (!st) return "";
             l.strides = *st;
+            l.type = mem->type();
             std::size_t k = leaves.size();
             leaves.push_back(l);
             std::string base = "base" + std::to_string(k);
@@ -102,22 +132,32 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
                     loads += "        " + base + " += (o / " + std::to_string(outer_div(out, d)) + " % " +
                              std::to_string(out[d]) + ") * " + std::to_string(l.strides[d]) + "L;\n";
             std::string inner = out.empty() ? "0" : std::to_string(l.strides.back());
-            code += "            const float " + name + " = in" + std::to_string(k) + "[" + base + " + i * " + inner + "];\n";
+            code += "            const float " + name + " = " +
+                    load(l.type, "in" + std::to_string(k) + "[" + base + " + i * " + inner + "]") + ";\n";
             names[&b] = name;
             continue;
         }
         std::vector<std::string> args;
         for (auto in : b.inputs()) args.push_back(names.at(&*in));
-        auto e = b.get_operator().scalar_expr(args);
+        std::optional<std::string> e;
+        if (const auto* c = b.get_operator().get_if<ops::convert>()) {
+            if (b.inputs().size() == 1 && float_kind(c->target_type) && float_kind(b.inputs()[0]->get_shape().type()))
+                e = args[0];
+        } else {
+            e = b.get_operator().scalar_expr(args);
+        }
         if (!e) return "";
-        code += "            const float " + name + " = float(" + *e + ");\n";
+        code += "            const float " + name + " = " + round_to(b.get_shape().type(), "float(" + *e + ")") + ";\n";
         names[&b] = name;
     }
     std::size_t inner = out.empty() ? 1 : out.back(), total = ins.get_shape().elements();
     std::string src = "extern \"C\" void " + fn + "(const void* const* in_, void* out_) {\n";
-    for (std::size_t k = 0; k < leaves.size(); ++k)
-        src += "    const float* in" + std::to_string(k) + " = static_cast<const float*>(in_[" + std::to_string(k) + "]);\n";
-    src += "    float* y = static_cast<float*>(out_);\n    const long INNER = " + std::to_string(inner) + ";\n";
+    for (std::size_t k = 0; k < leaves.size(); ++k) {
+        std::string t = c_type(leaves[k].type);
+        src += "    const " + t + "* in" + std::to_string(k) + " = static_cast<const " + t + "*>(in_[" + std::to_string(k) + "]);\n";
+    }
+    std::string yt = c_type(ins.get_shape().type());
+    src += "    " + yt + "* y = static_cast<" + yt + "*>(out_);\n    const long INNER = " + std::to_string(inner) + ";\n";
     if (total >= 65536) src += "#pragma omp parallel for\n";
     src += "    for (long o = 0; o < " + std::to_string(total / std::max<std::size_t>(inner, 1)) + "; ++o) {\n" + loads;
     src += "#pragma omp simd\n        for (long i = 0; i < INNER; ++i) {\n" + code + "        }\n    }\n}\n";
@@ -186,7 +226,7 @@ pointwise_library::~pointwise_library() {
 cpu_kernel pointwise_library::add(const instruction& ins) {
     bool pointwise = ins.get_operator().get_if<ops::pointwise>() != nullptr;
     bool rms = ins.get_operator().get_if<ops::rms_norm>() != nullptr && ins.inputs().size() == 2;
-    if ((!pointwise && !rms) || ins.get_shape().type() != dtype::float32 || !ins.get_shape().standard() ||
+    if ((!pointwise && !rms) || !float_kind(ins.get_shape().type()) || !ins.get_shape().standard() ||
         ins.get_shape().elements() == 0 || ins.get_shape().dynamic())
         return {};
     std::string fn = "kiln_region_" + std::to_string(regions_.size());
@@ -231,7 +271,7 @@ std::string isa_flags() {
 bool pointwise_library::build() {
     if (regions_.empty()) return false;
     std::string flags = "-std=c++17 -O3 " + isa_flags() + " -fopenmp -shared -fPIC";
-    std::string src = std::string(scalar_helpers_source) + "\n" + source_;
+    std::string src = std::string(scalar_helpers_source) + low_precision_helpers + "\n" + source_;
     std::size_t h = std::hash<std::string>{}(src + flags);
     const char* home = std::getenv("HOME");
     std::filesystem::path dir = std::getenv("KILN_CACHE_DIR") ? std::getenv("KILN_CACHE_DIR")
