@@ -56,7 +56,7 @@ build-san/tests/kiln_c_api_tests >build-san/c_api.log 2>&1 || s=$?
 record c_api "$s"
 tests_line="$passed tests passed"
 if [ "$mode" = all ]; then
-    (cd build-san && ctest -j"$(nproc)" --timeout 1800 --output-on-failure -LE '^(unit|c_api)$') | tee build-san/ctest.log | tail -15
+    (cd build-san && ctest -j"$(nproc)" --timeout 3600 --output-on-failure -LE '^(unit|c_api)$') | tee build-san/ctest.log | tail -15
     grep -q "100% tests passed" build-san/ctest.log || failed+=("ctest (see build-san/ctest.log)")
     tests_line+=", ctest: $(grep -E "tests passed" build-san/ctest.log | tail -1)"
 fi
