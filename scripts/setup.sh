@@ -7,7 +7,8 @@ packages=(build-essential cmake ninja-build ccache git pkg-config
           libgtest-dev libgmock-dev libbenchmark-dev
           libonnx-dev libprotobuf-dev protobuf-compiler
           python3 python3-venv python3-numpy python3-dev pybind11-dev valgrind
-          python3-torch python3-torchvision python3-onnx python3-pytest)
+          python3-torch python3-torchvision python3-onnx python3-pytest
+          clang libclang-rt-dev libomp-dev)   # the sanitized build and the fuzzers (scripts/sanitize.sh)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

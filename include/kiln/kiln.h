@@ -21,7 +21,16 @@ extern "C" {
 #define KILN_API
 #endif
 
-typedef enum kiln_status {
+/* A C caller may pass any int where an enum is expected; C++ gives the enums int as their
+ * underlying type so that the library reads such a value (and rejects it with
+ * KILN_STATUS_BAD_PARAM) instead of loading an out-of-range enum, which C++ leaves undefined. */
+#ifdef __cplusplus
+#define KILN_ENUM(name) enum name : int
+#else
+#define KILN_ENUM(name) enum name
+#endif
+
+typedef KILN_ENUM(kiln_status) {
     KILN_STATUS_SUCCESS = 0,
     KILN_STATUS_BAD_PARAM = 1,        /* a null handle or pointer, an index out of range, a bad value */
     KILN_STATUS_PARSE_ERROR = 2,      /* the model cannot be read or is not supported */
@@ -36,7 +45,7 @@ typedef enum kiln_status {
 
 /* Element types, in kiln's order. int4/uint4 and fp4e2m1 are packed two per byte, low nibble
    first; int2/uint2 four per byte, lowest bits first. */
-typedef enum kiln_dtype {
+typedef KILN_ENUM(kiln_dtype) {
     KILN_BOOL = 0,
     KILN_INT8, KILN_INT16, KILN_INT32, KILN_INT64,
     KILN_UINT8, KILN_UINT16, KILN_UINT32, KILN_UINT64,
@@ -47,7 +56,7 @@ typedef enum kiln_dtype {
     KILN_INT2, KILN_UINT2
 } kiln_dtype;
 
-typedef enum kiln_precision { KILN_PRECISION_FP32 = 0, KILN_PRECISION_FP16, KILN_PRECISION_BF16 } kiln_precision;
+typedef KILN_ENUM(kiln_precision) { KILN_PRECISION_FP32 = 0, KILN_PRECISION_FP16, KILN_PRECISION_BF16 } kiln_precision;
 
 typedef struct kiln_program* kiln_program_t;
 typedef struct kiln_shape* kiln_shape_t;

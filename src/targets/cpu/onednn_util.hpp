@@ -39,7 +39,9 @@ inline memory::desc plain_desc(const shape& s, std::size_t rank = 0) {
     dims d(rank, 1), st(rank, 0);
     std::size_t lead = rank - s.ndim();
     for (std::size_t i = 0; i < s.ndim(); ++i) d[lead + i] = s.lens()[i], st[lead + i] = s.strides()[i];
-    for (std::size_t i = lead; i-- > 0;) st[i] = st[i + 1] * d[i + 1];
+    std::size_t known = lead;                          // dims from here on have their strides
+    if (s.ndim() == 0 && rank > 0) st[--known] = 1;    // a scalar: its one element (no stride to copy)
+    for (std::size_t i = known; i-- > 0;) st[i] = st[i + 1] * d[i + 1];
     return memory::desc(d, *dnnl_type(s.type()), st);
 }
 
