@@ -8,6 +8,7 @@
 
 #include <map>
 
+#include "core/error.hpp"
 #include "core/target.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/executor.hpp"
