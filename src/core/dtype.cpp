@@ -22,6 +22,8 @@ constexpr std::array<dtype_info, dtype_count> infos{{
     {"fp8e4m3fn_type", "float8e4m3fn", 8}, {"fp8e5m2_type", "float8e5m2", 8},
     {"int4_type", "int4", 4},       {"uint4_type", "uint4", 4},
     {"tuple_type", "tuple", 0},
+    {"sequence_type", "sequence", 0},
+    {"optional_type", "optional", 0},
 }};
 const dtype_info& info(dtype t) { return infos[static_cast<std::size_t>(t)]; }
 }  // namespace

@@ -30,9 +30,13 @@ tolerance read_tolerance(const parsed_args& args) {
     return t;
 }
 
-// Prints one output; a tuple prints each element as NAME[i].
+// Prints one output; a tuple, a sequence or an optional prints each element as NAME[i] (the
+// last two after a line with their type and element count).
 void print_output(const std::string& name, const argument& a, bool all) {
-    if (a.get_shape().is_tuple()) {
+    if (a.get_shape().is_sequence() || a.get_shape().is_optional())
+        std::cout << name << ": " << to_string(a.get_shape()) << " holding " << a.sub_arguments().size()
+                  << (a.get_shape().is_sequence() ? " tensors\n" : a.sub_arguments().empty() ? " values (none)\n" : " value\n");
+    if (!a.get_shape().is_tensor()) {
         for (std::size_t i = 0; i < a.sub_arguments().size(); ++i)
             print_output(name + "[" + std::to_string(i) + "]", a.sub_arguments()[i], all);
         return;
@@ -100,7 +104,10 @@ int run_run(const parsed_args& args) {
     std::string test_dir = args.get("--test-data");
     std::optional<onnx_test_data> td;
     session s = open_session(args, [&](session& s) {
-        if (!test_dir.empty()) add_test_data_inputs(test_dir, td.emplace(read_onnx_test_data(test_dir)), s.file, s.inputs);
+        if (test_dir.empty()) return;
+        // An ONNX model says which test files hold sequences and optionals.
+        std::string model = s.file.format == model_format::onnx ? s.file.path : "";
+        add_test_data_inputs(test_dir, td.emplace(read_onnx_test_data(test_dir, model)), s.file, s.inputs);
     });
     bool quiet = args.has("--quiet");
     std::size_t runs = parse_count(args.get("--runs", "3"), "--runs");

@@ -65,14 +65,17 @@ bool needs_no_step(const instruction& ins) {
     return ins.get_operator().output_alias(in) >= 0;
 }
 
-// Element types generated kernels and the libraries take (not fp8, int4, tuples yet).
+// Element types generated kernels and the libraries take (not fp8, int4, tuples yet; never
+// sequences or optionals, which only the ref interpreter runs).
 bool gpu_type(const shape& s) {
     switch (s.type()) {
         case dtype::fp8e4m3fn:
         case dtype::fp8e5m2:
         case dtype::int4:
         case dtype::uint4:
-        case dtype::tuple: return false;
+        case dtype::tuple:
+        case dtype::sequence:
+        case dtype::optional: return false;
         default: return true;
     }
 }
