@@ -63,7 +63,7 @@ class KilnRep(BackendRep):
         self._parse_kwargs = parse_kwargs
         self._programs: dict[tuple, kiln.Program] = {}
 
-    def _feeds(self, inputs: Any) -> dict[str, np.ndarray]:
+    def _feeds(self, inputs: Any) -> dict[str, Any]:
         if isinstance(inputs, dict):
             items = list(inputs.items())
         else:
@@ -75,18 +75,23 @@ class KilnRep(BackendRep):
             items = list(zip(self.input_names, inputs))
         feeds = {}
         for name, value in items:
-            if value is None or isinstance(value, (list, dict)):
-                raise kiln.InputError(f"input '{name}': sequence, map and optional values are not supported")
-            feeds[name] = np.asarray(value)
+            if isinstance(value, dict):
+                raise kiln.InputError(f"input '{name}': map values are not supported")
+            # A list is a sequence and None an empty optional: kiln checks them against the model.
+            if value is None or isinstance(value, list):
+                feeds[name] = None if value is None else [np.asarray(v) for v in value]
+            else:
+                feeds[name] = np.asarray(value)
         return feeds
 
-    def program_for(self, feeds: dict[str, np.ndarray]) -> kiln.Program:
+    def program_for(self, feeds: dict[str, Any]) -> kiln.Program:
         """The compiled program for these inputs' shapes (parsed and compiled on first use)."""
-        key = tuple(sorted((name, a.shape) for name, a in feeds.items()))
+        tensors = {name: a for name, a in feeds.items() if isinstance(a, np.ndarray)}
+        key = tuple(sorted((name, a.shape) for name, a in tensors.items()))
         program = self._programs.get(key)
         if program is None:
             kwargs = dict(self._parse_kwargs)
-            dims = {name: list(a.shape) for name, a in feeds.items()}
+            dims = {name: list(a.shape) for name, a in tensors.items()}
             dims.update(kwargs.pop("input_dims", None) or {})
             program = kiln.parse_onnx(self._model, input_dims=dims, **kwargs)
             program.compile(self.target, self._options)

@@ -95,6 +95,31 @@ py::dtype numpy_dtype(dtype t) {
     return py::dtype::from_args(ml.attr(numpy_name(t).c_str()));
 }
 
+argument to_container(py::handle obj, const shape& type, const std::string& label) {
+    const shape& element = type.element();
+    if (type.is_optional()) {
+        if (obj.is_none()) return argument(type, {});
+        argument v = element.is_tensor() ? to_argument(obj, element.type(), label) : to_container(obj, element, label);
+        return argument(type, {v});
+    }
+    if (!py::isinstance<py::list>(obj) && !py::isinstance<py::tuple>(obj))
+        throw stage_error(stage::input, cat(label, ": expected a list of arrays (a sequence), got ",
+                                            std::string(py::str(obj.get_type().attr("__name__")))));
+    std::vector<argument> elements;
+    std::size_t i = 0;
+    for (auto e : obj) elements.push_back(to_argument(e, element.type(), cat(label, " element ", i++)));
+    return argument(type, std::move(elements));
+}
+
+py::object to_python(const argument& a) {
+    const shape& s = a.get_shape();
+    if (s.is_optional()) return a.sub_arguments().empty() ? py::none() : to_python(a.sub_arguments()[0]);
+    if (!s.is_sequence()) return to_numpy(a);
+    py::list l;
+    for (const auto& e : a.sub_arguments()) l.append(to_numpy(e));
+    return l;
+}
+
 argument to_argument(py::handle obj, std::optional<dtype> want, const std::string& label) {
     if (py::isinstance<py_argument>(obj)) {
         argument a = obj.cast<const py_argument&>().arg;

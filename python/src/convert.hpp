@@ -30,6 +30,10 @@ py::dtype numpy_dtype(dtype t);
 argument to_argument(py::handle obj, std::optional<dtype> want, const std::string& label);
 // A numpy array viewing the argument's buffer (kept alive by the array); packed int4 is unpacked.
 py::array to_numpy(const argument& a);
+// An input of a sequence type (a list of array-likes) or an optional type (None, or its value).
+argument to_container(py::handle obj, const shape& type, const std::string& label);
+// An output as Python: a numpy array, a list of arrays (a sequence), None or the value (an optional).
+py::object to_python(const argument& a);
 
 // An input or output buffer of Program.run: CUDA device memory from __cuda_array_interface__ or a
 // DLPack producer on a CUDA device (zero copy: the buffer keeps the object alive), otherwise host

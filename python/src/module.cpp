@@ -84,7 +84,14 @@ param_map to_inputs(const api_program& p, const py::dict& inputs) {
         std::string name = py::str(k);
         auto it = std::find(p.input_names.begin(), p.input_names.end(), name);
         std::optional<dtype> want;
-        if (it != p.input_names.end()) want = shapes[static_cast<std::size_t>(it - p.input_names.begin())].type();
+        if (it != p.input_names.end()) {
+            const shape& s = shapes[static_cast<std::size_t>(it - p.input_names.begin())];
+            if (s.is_sequence() || s.is_optional()) {
+                m[name] = to_container(v, s, "input '" + name + "'");
+                continue;
+            }
+            want = s.type();
+        }
         m[name] = to_argument(v, want, "input '" + name + "'");
     }
     return m;
@@ -101,7 +108,14 @@ py::dict run(const program_ptr& p, const py::dict& inputs, const std::optional<p
         std::string name = py::str(k);
         auto it = std::find(p->input_names.begin(), p->input_names.end(), name);
         std::optional<dtype> want;
-        if (it != p->input_names.end()) want = shapes[static_cast<std::size_t>(it - p->input_names.begin())].type();
+        if (it != p->input_names.end()) {
+            const shape& s = shapes[static_cast<std::size_t>(it - p->input_names.begin())];
+            if (s.is_sequence() || s.is_optional()) {   // a list of arrays, or None or a value
+                in[name] = {to_container(v, s, "input '" + name + "'")};
+                continue;
+            }
+            want = s.type();
+        }
         in[name] = to_buffer(v, want, "input '" + name + "'");
         any_device = any_device || in[name].on_device;
     }
@@ -114,7 +128,7 @@ py::dict run(const program_ptr& p, const py::dict& inputs, const std::optional<p
             py::gil_scoped_release unlocked;
             outs = api::run(*p, host);   // copies the caller owns
         }
-        for (std::size_t i = 0; i < outs.size(); ++i) d[py::str(p->output_names[i])] = to_numpy(outs[i]);
+        for (std::size_t i = 0; i < outs.size(); ++i) d[py::str(p->output_names[i])] = to_python(outs[i]);
         return d;
     }
     std::vector<caller_buffer> out;

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "core/container.hpp"
 #include "core/error.hpp"
 #include "core/random.hpp"
 #include "tools/saved_program.hpp"
@@ -121,6 +122,10 @@ void check_inputs(const api_program& p, const param_map& inputs) {
         }
         const shape& want = param->get_shape();
         const shape& got = a.get_shape();
+        if (want.is_sequence() || want.is_optional()) {
+            at_stage(stage::input, [&] { check_value(want, a, cat("input '", name, "'")); });
+            continue;
+        }
         if (got.type() != want.type())
             throw stage_error(stage::input, cat("input '", name, "' has type ", dtype_name(got.type()), ", expected ",
                                                 dtype_name(want.type())));

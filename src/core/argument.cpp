@@ -73,6 +73,8 @@ std::size_t host_buffer_allocations() { return allocations.load(std::memory_orde
 
 argument::argument(const shape& s) : shape_(s) {
     if (s.dynamic()) fail("argument: cannot allocate dynamic shape ", to_string(s));
+    if (!s.rank_known()) fail("argument: cannot allocate a tensor of unknown rank");
+    if (s.is_sequence() || s.is_optional()) return;   // empty
     if (s.is_tuple()) {
         for (const auto& sub : s.sub_shapes()) subs_.emplace_back(sub);
         return;
@@ -98,6 +100,11 @@ argument::argument(std::vector<argument> elements) : subs_(std::move(elements)) 
     shape_ = shape(std::move(shapes));
 }
 
+argument::argument(const shape& type, std::vector<argument> elements) : shape_(type), subs_(std::move(elements)) {
+    if (!type.is_sequence() && !type.is_optional()) fail("argument: ", to_string(type), " is not a sequence or optional type");
+    if (type.is_optional() && subs_.size() > 1) fail("argument: an optional holds one value, not ", subs_.size());
+}
+
 argument argument::view(const shape& s, std::size_t element_offset) const {
     if (is_packed(s.type()) && element_offset * s.type_bits() % 8 != 0)
         fail("argument: a view of a packed ", s.type_bits(), "-bit tensor must start on a byte boundary");
@@ -106,10 +113,10 @@ argument argument::view(const shape& s, std::size_t element_offset) const {
 }
 
 argument argument::copy() const {
-    if (shape_.is_tuple()) {
+    if (!shape_.is_tensor()) {
         std::vector<argument> c;
         for (const auto& a : subs_) c.push_back(a.copy());
-        return argument(std::move(c));
+        return shape_.is_tuple() ? argument(std::move(c)) : argument(shape_, std::move(c));
     }
     argument r(shape_.as_standard());
     std::size_t n = shape_.elements();
@@ -129,7 +136,7 @@ argument argument::copy() const {
 
 bool argument::same_values(const argument& o) const {
     if (shape_.lens() != o.shape_.lens() || shape_.type() != o.shape_.type()) return false;
-    if (shape_.is_tuple()) {
+    if (!shape_.is_tensor()) {
         if (subs_.size() != o.subs_.size()) return false;
         for (std::size_t i = 0; i < subs_.size(); ++i)
             if (!subs_[i].same_values(o.subs_[i])) return false;
@@ -139,7 +146,14 @@ bool argument::same_values(const argument& o) const {
     return std::memcmp(a.data_, b.data_, shape_.as_standard().bytes()) == 0;
 }
 
-literal::literal(const argument& a) : arg_(a.copy()) {}
+namespace {
+const argument& tensor_only(const argument& a) {
+    if (a.get_shape().is_sequence() || a.get_shape().is_optional()) fail("literal: a literal is a tensor, not a ", dtype_name(a.get_shape().type()));
+    return a;
+}
+}  // namespace
+
+literal::literal(const argument& a) : arg_(tensor_only(a).copy()) {}
 
 literal literal::borrow(argument a) {
     const shape& s = a.get_shape();
@@ -159,6 +173,7 @@ template <class R>
 std::vector<R> read_all(const argument& a) {
     const shape& s = a.get_shape();
     if (s.is_tuple()) fail("cannot read the elements of a tuple");
+    if (!s.is_tensor()) fail("cannot read the elements of a ", dtype_name(s.type()), " as numbers");
     std::size_t n = s.elements();
     // A broadcast view of a few bytes may stand for more elements than memory holds.
     if (n > max_tensor_bytes() / sizeof(R))

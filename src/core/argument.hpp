@@ -19,12 +19,16 @@ public:
     argument(const shape& s, std::byte* data, std::shared_ptr<void> owner);
     // A tuple of arguments.
     explicit argument(std::vector<argument> elements);
+    // A sequence (any number of elements) or an optional (none or one element) of type `type`;
+    // the elements are not checked against it (check_value in core/container.hpp does).
+    argument(const shape& type, std::vector<argument> elements);
 
     const shape& get_shape() const { return shape_; }
-    bool empty() const { return data_ == nullptr && subs_.empty(); }
+    // No value at all (a default-constructed argument); an empty sequence or optional is a value.
+    bool empty() const { return data_ == nullptr && subs_.empty() && !shape_.is_sequence() && !shape_.is_optional(); }
     std::byte* data() const { return data_; }
     template <class T> T* as() const { return reinterpret_cast<T*>(data_); }
-    const std::vector<argument>& sub_arguments() const { return subs_; }
+    const std::vector<argument>& sub_arguments() const { return subs_; }   // a tuple's, sequence's or optional's
 
     // A view of the same buffer with another shape, starting `element_offset` elements in.
     argument view(const shape& s, std::size_t element_offset = 0) const;

@@ -25,6 +25,8 @@ constexpr std::array<dtype_info, dtype_count> infos{{
     {"fp8e8m0_type", "float8e8m0", 8}, {"fp4e2m1_type", "float4e2m1", 4},
     {"int2_type", "int2", 2},       {"uint2_type", "uint2", 2},
     {"tuple_type", "tuple", 0},
+    {"sequence_type", "sequence", 0},
+    {"optional_type", "optional", 0},
 }};
 const dtype_info& info(dtype t) { return infos[static_cast<std::size_t>(t)]; }
 }  // namespace

@@ -19,16 +19,18 @@ enum class dtype : std::uint8_t {
     fp4e2m1,        // packed two per byte like int4; no Inf, no NaN
     int2, uint2,    // packed four per byte, lowest bits first (ONNX order)
     tuple,          // multi-output instructions; the shape holds sub-shapes
+    sequence,       // ONNX sequence: any number of tensors; the shape holds their element type
+    optional,       // ONNX optional: a value or none; the shape holds the value's type
 };
 
-inline constexpr int dtype_count = static_cast<int>(dtype::tuple) + 1;
+inline constexpr int dtype_count = static_cast<int>(dtype::optional) + 1;
 
 // Printed name, MIGraphX style: "float_type", "half_type", ...
 std::string_view dtype_name(dtype t);
 // Inverse of dtype_name; also accepts short names ("float32", "f32", "half"). Throws on unknown names.
 dtype parse_dtype(std::string_view s);
 
-// Bits per element: 4 for int4/uint4/fp4e2m1, 2 for int2/uint2, 0 for tuple.
+// Bits per element: 4 for int4/uint4/fp4e2m1, 2 for int2/uint2, 0 for tuple, sequence and optional.
 std::size_t dtype_bits(dtype t);
 bool is_float(dtype t);        // float16 bfloat16 float32 float64 fp8* fp4e2m1
 bool is_integral(dtype t);     // signed and unsigned integers, 4- and 2-bit included; not bool

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/cancel.hpp"
+#include "core/container.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 
@@ -55,6 +56,10 @@ argument bind_input(const module& m, const instruction& p, const argument& a) {
     const std::string name = m.parameter_name(p);
     const shape& want = p.get_shape();
     const shape& got = a.get_shape();
+    if (want.is_sequence() || want.is_optional()) {
+        check_value(want, a, cat("input '", name, "'"));
+        return a;
+    }
     if (got.type() != want.type())
         fail("input '", name, "': expected ", dtype_name(want.type()), ", got ", dtype_name(got.type()));
     if (want.dynamic()) {
@@ -140,7 +145,7 @@ argument compute_op(const operation& op, const shape& out, std::span<const argum
     std::vector<argument> wide;
     wide.reserve(args.size());
     for (const auto& a : args) wide.push_back(widen(a));
-    shape out_wide = out.is_tuple() ? out : out.with_type(widened(out.type()));
+    shape out_wide = out.is_tensor() ? out.with_type(widened(out.type())) : out;
     bool packed = out_wide != out;
     argument r;
     {

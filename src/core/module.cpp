@@ -207,6 +207,17 @@ module& program::create_module(const std::string& name) {
     return *modules_.back();
 }
 
+void program::remove_modules_after(std::size_t count) {
+    if (count == 0 || count > modules_.size()) fail("program: cannot keep ", count, " of ", modules_.size(), " modules");
+    std::set<const module*> removed;
+    for (std::size_t i = count; i < modules_.size(); ++i) removed.insert(modules_[i].get());
+    for (std::size_t i = 0; i < count; ++i)
+        for (const auto& ins : *modules_[i])
+            for (const module* sub : ins.module_inputs())
+                if (removed.count(sub)) fail("program: module '", modules_[i]->name(), "' calls '", sub->name(), "'");
+    modules_.resize(count);
+}
+
 module* program::find_module(std::string_view name) const {
     for (const auto& m : modules_)
         if (m->name() == name) return m.get();

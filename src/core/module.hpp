@@ -114,6 +114,9 @@ public:
     const module& main() const { return *modules_.front(); }
     module& create_module(const std::string& name);   // throws when the name is taken
     module* find_module(std::string_view name) const;
+    // Removes the modules created after the first `count` (a frontend's discarded parse of a
+    // subgraph); throws when a module that stays calls one of them.
+    void remove_modules_after(std::size_t count);
     std::vector<module*> modules() const;             // main first, then in creation order
     // Modules ordered so every module comes after the modules it calls (main last).
     std::vector<module*> modules_in_dependency_order() const;

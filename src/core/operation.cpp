@@ -14,6 +14,12 @@ op_traits operation::traits() const { return impl_ ? impl_->traits() : op_traits
 
 shape operation::compute_shape(std::span<const shape> inputs, std::span<module* const> mods) const {
     try {
+        op_traits t = traits();
+        if (!t.sequences && !t.builtin)
+            for (std::size_t i = 0; i < inputs.size(); ++i)
+                if (inputs[i].is_sequence() || inputs[i].is_optional())
+                    fail("input ", i, " is a ", dtype_name(inputs[i].type()), " (", to_string(inputs[i]),
+                         "); this op takes tensors");
         return impl_->compute_shape(inputs, mods);
     } catch (const error& e) {
         std::string msg = e.what();
@@ -93,6 +99,14 @@ std::vector<std::string> registered_ops() {
 value to_value(const shape& s) {
     value v = value_object{};
     v.set("type", to_value(s.type()));
+    if (s.is_sequence() || s.is_optional()) {
+        v.set("element", to_value(s.element()));
+        return v;
+    }
+    if (!s.rank_known()) {
+        v.set("any_rank", true);
+        return v;
+    }
     if (s.dynamic()) {
         value_array dims;
         for (const auto& d : s.dyn_dims())
@@ -109,6 +123,16 @@ value to_value(const shape& s) {
 void from_value(const value& v, shape& s) {
     dtype t;
     from_value(v.at("type"), t);
+    if (t == dtype::sequence || t == dtype::optional) {
+        shape element;
+        from_value(v.at("element"), element);
+        s = t == dtype::sequence ? shape::sequence(std::move(element)) : shape::optional(std::move(element));
+        return;
+    }
+    if (v.contains("any_rank") && v.at("any_rank").as_bool()) {
+        s = shape::any_rank(t);
+        return;
+    }
     if (v.contains("dyn_dims")) {
         std::vector<dynamic_dim> dims;
         for (const auto& d : v.at("dyn_dims").as_array()) {

@@ -35,6 +35,9 @@ struct op_traits {
     // Computes statistics over many elements or must not depend on the float type, so it reads
     // float32 inputs whatever the compute precision (reductions are found by `reduction`).
     bool precision_sensitive = false;
+    // Takes sequence and optional values (the sequence ops, control flow); every other op is
+    // refused them by compute_shape, so no op or pass reads one as a tensor.
+    bool sequences = false;
 };
 
 // Runs a submodule on the given inputs (its parameters in declaration order).

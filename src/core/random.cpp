@@ -14,6 +14,8 @@ argument random_argument(const shape& s, std::uint64_t seed, std::size_t index) 
     std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
                       static_cast<std::uint32_t>(index)};
     std::mt19937_64 gen(seq);   // its output sequence is fixed by the standard, unlike distributions'
+    if (s.is_sequence() || s.is_optional())
+        fail("a ", dtype_name(s.type()), " value is not made up at random: give it (", to_string(s), ")");
     std::size_t n = s.elements();
     dtype t = s.type();
     if (is_float(t)) {

@@ -23,6 +23,8 @@ constexpr std::size_t max_size = std::size_t{1} << 63;
 // here where every static shape is made: a product that wraps would pass a huge tensor (dims
 // [2^62+1] of 4 bytes) for a small one, and the error would come later or never.
 void check_size(dtype t, const std::vector<std::size_t>& lens, const std::vector<std::size_t>* strides) {
+    if (t == dtype::sequence || t == dtype::optional)
+        fail("shape: ", dtype_name(t), " is not an element type (a ", dtype_name(t), " shape holds its element type)");
     if (t == dtype::tuple || std::find(lens.begin(), lens.end(), 0) != lens.end()) return;
     auto too_large = [&](const char* what) {
         fail("shape ", dtype_name(t), ", ", lens_to_string(lens), ": its ", what, " exceeds 2^63");
@@ -74,6 +76,36 @@ shape::shape(dtype t, std::vector<dynamic_dim> dims) : type_(t) {
 
 shape::shape(std::vector<shape> sub_shapes) : type_(dtype::tuple), subs_(std::move(sub_shapes)) {}
 
+shape shape::sequence(shape element) {
+    if (!element.is_tensor()) fail("shape: a sequence holds tensors, not ", to_string(element));
+    shape s;
+    s.type_ = dtype::sequence;
+    s.subs_.push_back(std::move(element));
+    return s;
+}
+
+shape shape::optional(shape element) {
+    if (!element.is_tensor() && !element.is_sequence())
+        fail("shape: an optional holds a tensor or a sequence, not ", to_string(element));
+    shape s;
+    s.type_ = dtype::optional;
+    s.subs_.push_back(std::move(element));
+    return s;
+}
+
+shape shape::any_rank(dtype t) {
+    shape s(t);
+    if (!s.is_tensor()) fail("shape: ", dtype_name(t), " is not an element type");
+    s.strides_.clear();
+    s.any_rank_ = true;
+    return s;
+}
+
+const shape& shape::element() const {
+    if ((is_sequence() || is_optional()) && subs_.size() == 1) return subs_[0];
+    fail("shape: ", to_string(*this), " is not a sequence or optional; it has no element type");
+}
+
 std::size_t shape::elements() const {
     if (dynamic()) fail("shape: elements() of dynamic shape ", to_string(*this));
     return std::accumulate(lens_.begin(), lens_.end(), std::size_t{1}, std::multiplies<>());
@@ -81,7 +113,7 @@ std::size_t shape::elements() const {
 
 std::size_t shape::element_space() const {
     if (dynamic()) fail("shape: element_space() of dynamic shape ", to_string(*this));
-    if (is_tuple()) return 0;
+    if (!is_tensor() || any_rank_) return 0;
     std::size_t n = 1;
     for (std::size_t i = 0; i < lens_.size(); ++i) {
         if (lens_[i] == 0) return 0;
@@ -101,7 +133,7 @@ std::size_t shape::bytes() const {
 }
 
 bool shape::standard() const {
-    if (dynamic() || is_tuple()) return false;
+    if (dynamic() || !is_tensor() || any_rank_) return false;
     std::size_t expect = 1;
     for (std::size_t i = lens_.size(); i-- > 0;) {
         if (lens_[i] != 1 && strides_[i] != expect) return false;
@@ -111,7 +143,7 @@ bool shape::standard() const {
 }
 
 bool shape::packed() const {
-    if (dynamic() || is_tuple()) return false;
+    if (dynamic() || !is_tensor() || any_rank_) return false;
     if (elements() == 0) return true;
     std::vector<std::size_t> order(lens_.size());
     std::iota(order.begin(), order.end(), 0);
@@ -128,7 +160,7 @@ bool shape::packed() const {
 bool shape::transposed() const { return packed() && !standard(); }
 
 bool shape::broadcasted() const {
-    if (dynamic() || is_tuple()) return false;
+    if (dynamic() || !is_tensor() || any_rank_) return false;
     for (std::size_t i = 0; i < lens_.size(); ++i)
         if (lens_[i] > 1 && strides_[i] == 0) return true;
     return false;
@@ -169,7 +201,7 @@ shape shape::with_type(dtype t) const {
 shape shape::with_lens(std::vector<std::size_t> lens) const { return {type_, std::move(lens)}; }
 
 shape shape::as_standard() const {
-    if (dynamic() || is_tuple()) return *this;
+    if (dynamic() || !is_tensor() || any_rank_) return *this;
     return {type_, lens_};
 }
 
@@ -200,7 +232,8 @@ std::vector<dynamic_dim> shape::dims() const {
 }
 
 bool shape::operator==(const shape& o) const {
-    return type_ == o.type_ && lens_ == o.lens_ && strides_ == o.strides_ && dyn_ == o.dyn_ && subs_ == o.subs_;
+    return type_ == o.type_ && lens_ == o.lens_ && strides_ == o.strides_ && dyn_ == o.dyn_ && subs_ == o.subs_ &&
+           any_rank_ == o.any_rank_;
 }
 
 std::string lens_to_string(std::span<const std::size_t> lens) {
@@ -224,7 +257,9 @@ std::string to_string(const shape& s) {
         for (std::size_t i = 0; i < s.sub_shapes().size(); ++i) r += (i ? "; " : "") + to_string(s.sub_shapes()[i]);
         return r + "}";
     }
+    if (s.is_sequence() || s.is_optional()) return cat(dtype_name(s.type()), ", {", to_string(s.element()), "}");
     std::string r{dtype_name(s.type())};
+    if (!s.rank_known()) return r + ", {...}";
     if (s.dynamic()) {
         r += ", {";
         for (std::size_t i = 0; i < s.dyn_dims().size(); ++i) r += (i ? ", " : "") + to_string(s.dyn_dims()[i]);

@@ -1,6 +1,8 @@
 // A tensor's type: dtype, lens and explicit strides (in elements), so that transpose, broadcast
 // and slice are views. A dim may be dynamic: a range {min, max} with optimal sizes and a symbol
-// name; a shape with any dynamic dim has no strides until it is made static.
+// name; a shape with any dynamic dim has no strides until it is made static. A shape is also the
+// type of the values that are not tensors: a tuple (sub-shapes), and ONNX's sequence and
+// optional, which hold one sub-shape, their element type (core/container.hpp).
 #pragma once
 #include <cstddef>
 #include <iosfwd>
@@ -32,6 +34,11 @@ public:
     shape(dtype t, std::vector<std::size_t> lens, std::vector<std::size_t> strides);
     shape(dtype t, std::vector<dynamic_dim> dims);       // dynamic unless every dim is fixed
     explicit shape(std::vector<shape> sub_shapes);       // tuple
+    static shape sequence(shape element);                // any number of values of type `element`
+    static shape optional(shape element);                // a value of type `element`, or none
+    // A tensor type of unknown rank (a model's sequence declared without a shape); only an
+    // element type of a sequence or optional, never an instruction's shape.
+    static shape any_rank(dtype t);
 
     static std::vector<std::size_t> standard_strides(std::span<const std::size_t> lens);
 
@@ -44,7 +51,12 @@ public:
 
     bool dynamic() const { return !dyn_.empty(); }
     bool is_tuple() const { return type_ == dtype::tuple; }
-    bool scalar() const { return lens_.empty() && !dynamic() && !is_tuple(); }
+    bool is_sequence() const { return type_ == dtype::sequence; }
+    bool is_optional() const { return type_ == dtype::optional; }
+    bool is_tensor() const { return !is_tuple() && !is_sequence() && !is_optional(); }
+    bool rank_known() const { return !any_rank_; }
+    const shape& element() const;   // of a sequence or optional
+    bool scalar() const { return lens_.empty() && !dynamic() && is_tensor() && !any_rank_; }
 
     std::size_t elements() const;        // product of lens (1 for a scalar)
     std::size_t element_space() const;   // elements the strides reach: 1 + sum((len-1)*stride)
@@ -81,9 +93,11 @@ private:
     std::vector<std::size_t> strides_;
     std::vector<dynamic_dim> dyn_;
     std::vector<shape> subs_;
+    bool any_rank_ = false;
 };
 
-// Printed form: "float_type, {1, 784}, {784, 1}"; dynamic dims as "batch[1..64:1,8]" or "?[1..64]".
+// Printed form: "float_type, {1, 784}, {784, 1}"; dynamic dims as "batch[1..64:1,8]" or "?[1..64]";
+// "sequence_type, {float_type, {?[0..inf], 3}}", "optional_type, {int64_type, {...}}" (any rank).
 std::string to_string(const shape& s);
 std::string to_string(const dynamic_dim& d);
 std::ostream& operator<<(std::ostream& os, const shape& s);

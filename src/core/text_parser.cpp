@@ -233,7 +233,8 @@ std::vector<std::size_t> parse_sizes(cursor& c) {
 }
 
 // "float_type, {2, 3}, {3, 1}" (strides may be left out: standard), "float_type, {batch[1..8], 3}",
-// "tuple_type, {<shape>; <shape>}".
+// "tuple_type, {<shape>; <shape>}", "sequence_type, {<shape>}", "optional_type, {<shape>}", and an
+// element type of unknown rank "float_type, {...}".
 shape parse_shape(cursor& c) {
     c.skip();
     std::size_t at = c.pos;
@@ -256,8 +257,18 @@ shape parse_shape(cursor& c) {
         }
         return shape(std::move(subs));
     }
+    if (t == dtype::sequence || t == dtype::optional) {
+        c.expect("{");
+        shape element = parse_shape(c);
+        c.expect("}");
+        return t == dtype::sequence ? shape::sequence(std::move(element)) : shape::optional(std::move(element));
+    }
     std::vector<dynamic_dim> dims;
     c.expect("{");
+    if (c.eat("...")) {
+        c.expect("}");
+        return shape::any_rank(t);
+    }
     if (!c.eat("}")) {
         do dims.push_back(parse_dim(c));
         while (c.eat(","));

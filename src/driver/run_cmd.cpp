@@ -30,9 +30,15 @@ tolerance read_tolerance(const parsed_args& args) {
     return t;
 }
 
-// Prints one output; a tuple prints each element as NAME[i].
+// Prints one output; a tuple, a sequence or an optional prints each element as NAME[i] (the
+// last two after a line with their type and element count).
 void print_output(const std::string& name, const argument& a, bool all) {
-    if (a.get_shape().is_tuple()) {
+    if (a.get_shape().is_sequence() || a.get_shape().is_optional()) {
+        std::size_t n = a.sub_arguments().size();
+        std::cout << name << ": " << to_string(a.get_shape()) << " holding " << n
+                  << (a.get_shape().is_sequence() ? (n == 1 ? " tensor\n" : " tensors\n") : n ? " value\n" : " values (none)\n");
+    }
+    if (!a.get_shape().is_tensor()) {
         for (std::size_t i = 0; i < a.sub_arguments().size(); ++i)
             print_output(name + "[" + std::to_string(i) + "]", a.sub_arguments()[i], all);
         return;
@@ -84,12 +90,16 @@ void print_times(const timed_outputs& r) {
 // Compares the outputs with the test data's; fails (exit 1) when one differs.
 void check_test_data(const std::string& dir, const onnx_test_data& td, const model_file& f,
                      const std::vector<argument>& outs, tolerance tol) {
-    auto got = labelled_outputs(f, outs);
-    if (got.size() != td.outputs.size())
-        fail("--test-data ", dir, ": ", td.outputs.size(), " output files (output_*.pb) but the program has ", got.size(),
+    if (outs.size() != td.outputs.size())
+        fail("--test-data ", dir, ": ", td.outputs.size(), " output files (output_*.pb) but the program has ", outs.size(),
              " outputs");
+    auto got = labelled_outputs(f, outs);
+    auto want = flat_values(td.outputs);   // a sequence's or optional's values one by one
+    if (got.size() != want.size())
+        fail("--test-data ", dir, ": the outputs hold ", got.size(), " values but the test data ", want.size(),
+             " (a sequence or optional of another length)");
     std::cout << "\nTest data " << dir << " (rtol " << tol.rtol << ", atol " << tol.atol << "):\n";
-    std::size_t failed = compare_outputs(got, td.outputs, tol, std::cout);
+    std::size_t failed = compare_outputs(got, want, tol, std::cout);
     if (failed)
         fail(failed, " of ", got.size(), " outputs differ from the test data in ", dir, " (rtol ", tol.rtol, ", atol ",
              tol.atol, ")");
@@ -100,7 +110,10 @@ int run_run(const parsed_args& args) {
     std::string test_dir = args.get("--test-data");
     std::optional<onnx_test_data> td;
     session s = open_session(args, [&](session& s) {
-        if (!test_dir.empty()) add_test_data_inputs(test_dir, td.emplace(read_onnx_test_data(test_dir)), s.file, s.inputs);
+        if (test_dir.empty()) return;
+        // An ONNX model says which test files hold sequences and optionals.
+        std::string model = s.file.format == model_format::onnx ? s.file.path : "";
+        add_test_data_inputs(test_dir, td.emplace(read_onnx_test_data(test_dir, model)), s.file, s.inputs);
     });
     bool quiet = args.has("--quiet");
     std::size_t runs = parse_count(args.get("--runs", "3"), "--runs");
@@ -147,7 +160,7 @@ command run_command() {
     s.options = input_option_specs();
     std::vector<option_spec> own = {
         {{"--test-data"}, option_spec::one, "DIR",
-         "an ONNX test_data_set folder: inputs from input_K.pb (in the model's\ninput order), outputs compared with output_K.pb"},
+         "an ONNX test_data_set folder: inputs from input_K.pb (in the model's\ninput order), outputs compared with output_K.pb (sequences and\noptionals value by value, as NAME[i])"},
         {{"--rtol"}, option_spec::one, "R", "relative tolerance of --test-data (default 1e-3)"},
         {{"--atol"}, option_spec::one, "A", "absolute tolerance of --test-data (default 1e-5)"},
         {{"--save-outputs"}, option_spec::one, "DIR", "write each output to DIR/NAME.npy (NAME: the ONNX output name,\nelse #output_I)"},

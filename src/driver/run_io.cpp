@@ -31,10 +31,15 @@ const shape& shape_of(const shape& s) { return s; }
 const std::vector<argument>& parts(const argument& a) { return a.sub_arguments(); }
 const std::vector<shape>& parts(const shape& s) { return s.sub_shapes(); }
 
-// Appends make(name, v) for `v` (an argument or a shape), or for each element of a tuple as NAME[J].
+// A value splits into its tuple's, sequence's or optional's values; a type only into a tuple's
+// (a sequence's length is not in its type).
+bool splits(const argument& a) { return !a.get_shape().is_tensor(); }
+bool splits(const shape& s) { return s.is_tuple(); }
+
+// Appends make(name, v) for `v` (an argument or a shape), or for each of its values as NAME[J].
 template <class V, class T, class F>
 void flatten(const std::string& name, const V& v, std::vector<T>& out, F make) {
-    if (!shape_of(v).is_tuple()) {
+    if (!splits(v)) {
         out.push_back(make(name, v));
         return;
     }
@@ -68,6 +73,12 @@ std::vector<named_value> labelled_outputs(const model_file& f, const std::vector
     std::vector<named_value> r;
     for (std::size_t i = 0; i < outs.size(); ++i)
         flatten(output_label(f, i), outs[i], r, [](const std::string& n, const argument& a) { return named_value{n, a}; });
+    return r;
+}
+
+std::vector<argument> flat_values(const std::vector<argument>& values) {
+    std::vector<argument> r;
+    for (const auto& v : values) flatten("", v, r, [](const std::string&, const argument& a) { return a; });
     return r;
 }
 

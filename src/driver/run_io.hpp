@@ -17,6 +17,8 @@ void add_test_data_inputs(const std::string& dir, const onnx_test_data& td, cons
 
 // The outputs with tuples flattened, labelled as printed: "#output_0 (y)", "#output_1[0]".
 std::vector<named_value> labelled_outputs(const model_file& f, const std::vector<argument>& outs);
+// The values of `values` one by one, tuples, sequences and optionals split as labelled_outputs does.
+std::vector<argument> flat_values(const std::vector<argument>& values);
 // Creates DIR and checks that numpy has a dtype for each output, so that a run does not fail
 // only after it is done.
 void prepare_saving(const std::string& dir, const model_file& f, const std::vector<shape>& outputs);

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "core/cancel.hpp"
+#include "core/container.hpp"
 #include "core/module.hpp"
 #include "ops/common.hpp"
 
@@ -25,6 +26,7 @@ argument make_flag(const shape& s, std::int64_t v) { return from_int64s(s, std::
 
 // Whether a value of shape `arg` can be bound to a parameter of shape `param` (as evaluate binds).
 bool binds(const shape& param, const shape& arg) {
+    if (!param.is_tensor() || !arg.is_tensor()) return holds_type(param, arg);
     if (!param.dynamic() || arg.dynamic()) return param.as_standard() == arg.as_standard();
     if (param.type() != arg.type() || param.ndim() != arg.ndim()) return false;
     for (std::size_t i = 0; i < arg.ndim(); ++i)
@@ -69,6 +71,7 @@ void check_runner(const module_runner& run) {
 // ONNX If: input 0 is the condition; the other inputs are passed to the branch that runs.
 struct if_op {
     static constexpr std::string_view name = "if";
+    op_traits traits() const { return {.sequences = true}; }
 
     shape compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
         if (in.empty()) fail("expected at least 1 input (cond)");
@@ -83,6 +86,11 @@ struct if_op {
             fail("branch '", t, "' returns ", then_out.size(), " values but '", e, "' returns ", else_out.size());
         std::vector<shape> outs;
         for (std::size_t i = 0; i < then_out.size(); ++i) {
+            // A sequence's or optional's type is the join of what either branch can return.
+            if (!then_out[i].is_tensor() || !else_out[i].is_tensor()) {
+                outs.push_back(join_types(then_out[i], else_out[i]));
+                continue;
+            }
             if (then_out[i].as_standard() != else_out[i].as_standard())
                 fail("branches return different shapes: output ", i, " is ", to_string(then_out[i]), " in '", t,
                      "' but ", to_string(else_out[i]), " in '", e, "'");
@@ -132,13 +140,15 @@ argument stack(const std::vector<argument>& parts, const shape& stacked, std::si
 // ONNX Loop: inputs max_trip_count, cond and N loop-carried values; the body takes (iteration
 // number, cond, N carried values) and returns (cond, N carried values, K scan outputs). The
 // result holds the N final carried values, then the K scan outputs stacked over the iterations
-// that ran. Their count depends on the data, so scan outputs get a first dim {0..max_iterations};
+// that ran. A carried value has its body parameter's type, which holds both its initial value
+// and what the body returns for it (the frontend types it with the join of the two: a sequence
+// that grows, a tensor whose dims change between iterations). Their count depends on the data, so scan outputs get a first dim {0..max_iterations};
 // running more iterations than that is an error, not a truncation.
 struct loop {
     std::int64_t max_iterations = 0;
     static constexpr std::string_view name = "loop";
     auto attributes() { return fields(field("max_iterations", max_iterations)); }
-    op_traits traits() const { return {.data_dependent = true}; }
+    op_traits traits() const { return {.data_dependent = true, .sequences = true}; }
 
     shape compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
         if (in.size() < 2) fail("expected at least 2 inputs (max_trip_count, cond), got ", in.size());
@@ -159,13 +169,15 @@ struct loop {
         check_flag(outs[0], dtype::bool_, "body output 0 (cond)");
         std::vector<shape> result;
         for (std::size_t i = 0; i < carried.size(); ++i) {
-            if (outs[1 + i].as_standard() != carried[i].as_standard())
+            const shape& param = params[2 + i]->get_shape();
+            if (!holds_type(param, outs[1 + i]))
                 fail("body output ", 1 + i, " (carried value ", i, ") is ", to_string(outs[1 + i]),
-                     " but its initial value, input ", 2 + i, ", is ", to_string(carried[i]));
-            result.push_back(carried[i].as_standard());
+                     " but its body parameter is ", to_string(param));
+            result.push_back(param.as_standard());
         }
         for (std::size_t k = 1 + carried.size(); k < outs.size(); ++k) {
-            if (outs[k].is_tuple()) fail("body output ", k, " is a tuple; a scan output must be a tensor");
+            if (!outs[k].is_tensor())
+                fail("body output ", k, " is ", to_string(outs[k]), "; a scan output must be a tensor");
             auto dims = outs[k].dims();
             dims.insert(dims.begin(), dynamic_dim{0, static_cast<std::size_t>(max_iterations), {}, {}});
             result.emplace_back(outs[k].type(), std::move(dims));

@@ -21,7 +21,7 @@ namespace {
 bool reads_float32(const instruction& ins) {
     if (!ins.module_inputs().empty() || ins.is_return()) return true;   // interfaces stay float32
     auto t = ins.get_operator().traits();
-    return t.reduction || t.precision_sensitive;
+    return t.reduction || t.precision_sensitive || t.sequences;   // sequences keep their element types
 }
 
 bool declares_float32(const shape& s) {

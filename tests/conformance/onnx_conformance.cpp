@@ -77,6 +77,16 @@ double relative_l2(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 std::string compare(const argument& got, const argument& want, const options& o) {
+    if (!got.get_shape().is_tensor() || !want.get_shape().is_tensor()) {
+        // Sequences and optionals: the same kind, the same number of values, each value equal.
+        if (got.get_shape().type() != want.get_shape().type())
+            return cat(dtype_name(got.get_shape().type()), ", expected ", dtype_name(want.get_shape().type()));
+        const auto &g = got.sub_arguments(), &w = want.sub_arguments();
+        if (g.size() != w.size()) return cat(g.size(), " values, expected ", w.size());
+        for (std::size_t i = 0; i < g.size(); ++i)
+            if (std::string msg = compare(g[i], w[i], o); !msg.empty()) return cat("value ", i, ": ", msg);
+        return "";
+    }
     dtype t = got.get_shape().type();
     const double rtol = t == dtype::bfloat16 ? std::max(o.rtol, 2e-2) : t == dtype::float16 ? std::max(o.rtol, 4e-3) : o.rtol;
     const double atol = o.atol;
@@ -123,9 +133,9 @@ std::string run_case(const fs::path& dir, const options& o, const target& t) {
     for (const auto& set : sets) {
         onnx_test_data data;
         try {
-            data = read_onnx_test_data(set.string());
+            data = read_onnx_test_data(set.string(), (dir / "model.onnx").string());
         } catch (const error&) {
-            // Values kiln cannot hold (sequences, optionals, strings) fail as test data too; the
+            // Values kiln cannot hold (strings) fail as test data too; the
             // model, when it fails, says why in its own terms (the input that is not a tensor, the
             // op kiln lacks), so its reason is the one reported.
             onnx_options quiet;
@@ -134,9 +144,10 @@ std::string run_case(const fs::path& dir, const options& o, const target& t) {
             throw;
         }
         onnx_options opts;
-        // The inputs' shapes bind the model's symbolic dims.
+        // The tensor inputs' shapes bind the model's symbolic dims.
         for (std::size_t i = 0; i < data.inputs.size() && i < data.input_names.size(); ++i)
-            if (!data.input_names[i].empty()) opts.input_dims[data.input_names[i]] = data.inputs[i].get_shape().lens();
+            if (!data.input_names[i].empty() && data.inputs[i].get_shape().is_tensor())
+                opts.input_dims[data.input_names[i]] = data.inputs[i].get_shape().lens();
         opts.warn = [](const std::string&) {};
         program p = parse_onnx_file((dir / "model.onnx").string(), opts);
         auto names = p.main().parameter_names();

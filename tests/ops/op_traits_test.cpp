@@ -1,5 +1,5 @@
 // The traits passes read instead of op names: which registered ops carry them. A new op that is a
-// contraction, a broadcast view or precision sensitive is added here on purpose.
+// contraction, a broadcast view, precision sensitive or takes sequences is added here on purpose.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -32,6 +32,15 @@ TEST(op_traits, precision_sensitive) {
                                         "group_norm", "instancenorm", "layernorm", "linear_attention", "logsoftmax",
                                         "lp_normalization", "lrn", "mean_variance_normalization", "nll_loss",
                                         "quantizelinear", "rms_norm", "softmax"}));
+}
+
+// Every other op is refused sequence and optional inputs (operation::compute_shape).
+TEST(op_traits, sequences) {
+    EXPECT_EQ(carriers([](const op_traits& t) { return t.sequences; }),
+              (std::vector<std::string>{"concat_from_sequence", "if", "loop", "optional", "optional_get_element",
+                                        "optional_has_element", "sequence_at", "sequence_construct",
+                                        "sequence_empty", "sequence_erase", "sequence_insert", "sequence_length",
+                                        "sequence_map", "split_to_sequence"}));
 }
 
 }  // namespace

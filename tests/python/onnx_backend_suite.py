@@ -56,11 +56,25 @@ class KilnBackendTest(onnx.backend.test.BackendTest):
         if len(outputs) != len(ref_outputs):
             raise AssertionError(f"{len(outputs)} outputs, expected {len(ref_outputs)}")
         for i, (got, want) in enumerate(zip(outputs, ref_outputs)):
-            if isinstance(want, np.generic):   # the generators give scalar outputs as numpy scalars
-                want = np.asarray(want)
-            if not isinstance(want, np.ndarray) or not isinstance(got, np.ndarray):
-                raise AssertionError(f"output {i}: {type(got).__name__}, expected {type(want).__name__}")
-            assert_close(got, want, i)
+            assert_value(got, want, i)
+
+
+def assert_value(got, want, index):
+    """A tensor, a sequence (a list of tensors) or an optional (None or its value)."""
+    if isinstance(want, np.generic):   # the generators give scalar outputs as numpy scalars
+        want = np.asarray(want)
+    if want is None or isinstance(want, list):
+        if type(got) is not type(want):
+            raise AssertionError(f"output {index}: {type(got).__name__}, expected {type(want).__name__}")
+        if want is not None:
+            if len(got) != len(want):
+                raise AssertionError(f"output {index}: {len(got)} values, expected {len(want)}")
+            for g, w in zip(got, want):
+                assert_value(g, w, index)
+        return
+    if not isinstance(want, np.ndarray) or not isinstance(got, np.ndarray):
+        raise AssertionError(f"output {index}: {type(got).__name__}, expected {type(want).__name__}")
+    assert_close(got, want, index)
 
 
 suite = KilnBackendTest(RefBackend, __name__)

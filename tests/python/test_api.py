@@ -397,3 +397,29 @@ def test_readme_example_runs(tmp_path, model_path):
     os.chdir(tmp_path)
     (tmp_path / "model.onnx").write_bytes(model_path.read_bytes())
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_sequences_and_optionals_in_and_out():
+    """A sequence input is a list of arrays and comes back as one; an optional is None or its value."""
+    seq = helper.make_tensor_sequence_value_info
+    nodes = [helper.make_node("SequenceInsert", ["s", "t"], ["grown"]),
+             helper.make_node("SequenceLength", ["grown"], ["n"]),
+             helper.make_node("OptionalHasElement", ["o"], ["has"])]
+    graph = helper.make_graph(
+        nodes, "seq",
+        [seq("s", TensorProto.FLOAT, [2]), helper.make_tensor_value_info("t", TensorProto.FLOAT, [2]),
+         helper.make_value_info("o", helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2])))],
+        [seq("grown", TensorProto.FLOAT, None), helper.make_tensor_value_info("n", TensorProto.INT64, []),
+         helper.make_tensor_value_info("has", TensorProto.BOOL, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    p = kiln.parse_onnx(model.SerializeToString())
+    p.compile("ref")
+    a, b, t = (RNG.standard_normal(2).astype(np.float32) for _ in range(3))
+    for o, has in ((None, False), (a, True)):
+        out = p.run({"s": [a, b], "t": t, "o": o})
+        assert isinstance(out["grown"], list) and len(out["grown"]) == 3
+        for got, want in zip(out["grown"], [a, b, t]):
+            np.testing.assert_array_equal(got, want)
+        assert out["n"] == 3 and bool(out["has"]) == has
+    with pytest.raises(kiln.InputError, match="input 's' element 1"):
+        p.run({"s": [a, np.zeros(3, np.float32)], "t": t, "o": None})

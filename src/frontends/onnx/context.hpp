@@ -17,6 +17,7 @@ class ValueInfoProto;
 class GraphProto;
 class TensorProto;
 class AttributeProto;
+class TypeProto;
 }  // namespace onnx
 
 namespace kiln::onnx_fe {
@@ -146,6 +147,11 @@ void check_names(const onnx::GraphProto& g);
 void check_input_default(const onnx::ValueInfoProto& input, const onnx::TensorProto& init);
 // A graph output's declared type (and with check_dims, its dims) must be what kiln computes.
 void check_declared_output(const onnx::ValueInfoProto& vi, const shape& computed, bool check_dims);
+// A declared sequence or optional as a kiln type (map_sequence.cpp); tensors inside take symbolic
+// dims from opts.dim_params, else any length.
+shape onnx_value_type(const onnx::TypeProto& t, const onnx_options& opts);
+// An output declared a sequence or optional must compute one.
+void check_declared_container(const onnx::ValueInfoProto& vi, const shape& computed);
 
 // A TensorProto as a literal; external data is read relative to base_dir.
 literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_dir);

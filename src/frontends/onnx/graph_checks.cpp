@@ -72,7 +72,7 @@ void check_input_default(const onnx::ValueInfoProto& input, const onnx::TensorPr
 }
 
 void check_declared_output(const onnx::ValueInfoProto& vi, const shape& computed, bool check_dims) {
-    if (!vi.type().has_tensor_type()) return;
+    if (!vi.type().has_tensor_type()) return check_declared_container(vi, computed);
     const auto& tt = vi.type().tensor_type();
     if (tt.elem_type() != 0) {
         dtype want{};

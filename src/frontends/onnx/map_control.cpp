@@ -8,6 +8,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "core/container.hpp"
 #include "core/error.hpp"
 #include "core/reflect.hpp"
 #include "frontends/onnx/context.hpp"
@@ -140,6 +141,61 @@ inputs_t map_if(const node_info& n, context& ctx, const inputs_t& in) {
 }
 KILN_ONNX_OP("", "If", 1, map_if)
 
+// A carried value's type widened to hold `out` too: the join, with every dim that is not fixed
+// made unbounded, so that a value that grows each iteration settles after one widening.
+shape widened(const shape& type, const shape& out) {
+    shape j = join_types(type, out);
+    if (j.is_sequence()) return shape::sequence(widened(j.element(), j.element()));
+    if (j.is_optional()) return shape::optional(widened(j.element(), j.element()));
+    if (!j.dynamic()) return j;
+    auto dims = j.dims();
+    for (auto& d : dims)
+        if (!d.is_fixed()) d = {0, unbounded_dim, {}, d.symbol};
+    return shape(j.type(), dims);
+}
+
+// Parses a Loop body whose carried values (body inputs 2...) start as `body_shapes` says. When
+// the body returns a carried value its parameter's type does not hold (a sequence that grows, a
+// tensor whose dims change), the parameter is widened and the body parsed again; ranks that
+// differ widen to any rank, so this settles within a few rounds. A carried value that starts as
+// an optional and that the body returns as a plain value (the "none on the first iteration"
+// idiom) stays an optional: the body wraps what it returns, and `wrapped` marks it so the caller
+// unwraps the loop's result.
+module* parse_loop_body(const node_info& n, context& ctx, std::vector<shape>& body_shapes, inputs_t& caps,
+                        std::vector<bool>& wrapped) {
+    const std::size_t first_new = ctx.prog().modules().size();
+    for (int round = 0;; ++round) {
+        caps.clear();
+        module* body = ctx.parse_subgraph(n.attr_graph("body"), n.name() + "_body", body_shapes, caps);
+        if (body->parameters().size() != body_shapes.size() + caps.size())
+            fail("the body graph declares ", body->parameters().size() - caps.size(), " inputs; expected ",
+                 body_shapes.size(), " (iteration number, cond, ", body_shapes.size() - 2, " carried values)");
+        inputs_t outs = body->get_return()->inputs();
+        bool settled = true;
+        wrapped.assign(body_shapes.size(), false);
+        for (std::size_t i = 2; i < body_shapes.size() && i - 1 < outs.size(); ++i) {
+            const shape& out = outs[i - 1]->get_shape();
+            wrapped[i] = body_shapes[i].is_optional() && !out.is_optional();
+            const shape& param = wrapped[i] ? body_shapes[i].element() : body_shapes[i];
+            if (holds_type(param, out)) continue;
+            if (round == 3)
+                fail("carried value ", i - 2, " does not settle on a type: the body returns ", to_string(out),
+                     " for a parameter of ", to_string(body_shapes[i]));
+            body_shapes[i] = wrapped[i] ? shape::optional(widened(param, out)) : widened(param, out);
+            settled = false;
+        }
+        if (settled) {
+            if (std::find(wrapped.begin(), wrapped.end(), true) == wrapped.end()) return body;
+            body->remove_instruction(body->get_return());
+            for (std::size_t i = 2; i < wrapped.size(); ++i)
+                if (wrapped[i]) outs[i - 1] = body->add_instruction(make_op("optional"), {outs[i - 1]});
+            body->add_return(outs);
+            return body;
+        }
+        ctx.prog().remove_modules_after(first_new);
+    }
+}
+
 // Loop: an absent trip count is unlimited and an absent cond is true. Scan outputs get a first
 // dim bounded by the trip count when it is a constant (and unbounded otherwise).
 inputs_t map_loop(const node_info& n, context& ctx, const inputs_t& in) {
@@ -165,10 +221,8 @@ inputs_t map_loop(const node_info& n, context& ctx, const inputs_t& in) {
     }
     const std::size_t carried = args.size() - 2;
     inputs_t caps;
-    module* body = ctx.parse_subgraph(n.attr_graph("body"), n.name() + "_body", body_shapes, caps);
-    if (body->parameters().size() != body_shapes.size() + caps.size())
-        fail("the body graph declares ", body->parameters().size() - caps.size(), " inputs; expected ",
-             body_shapes.size(), " (iteration number, cond, ", carried, " carried values)");
+    std::vector<bool> wrapped;
+    module* body = parse_loop_body(n, ctx, body_shapes, caps, wrapped);
     // Captured values ride along as carried values that the body returns unchanged, after its
     // own carried values and before the scan outputs.
     auto ret = body->get_return();
@@ -183,6 +237,8 @@ inputs_t map_loop(const node_info& n, context& ctx, const inputs_t& in) {
     args.insert(args.end(), caps.begin(), caps.end());
     auto t = add_with_modules(n, ctx, "loop", value{{"max_iterations", max_iterations}}, args, {body});
     auto results = elements(ctx, t, 0, carried);
+    for (std::size_t i = 0; i < carried; ++i)
+        if (wrapped[2 + i]) results[i] = ctx.add("optional_get_element", value(), {results[i]});
     auto scans = elements(ctx, t, carried + caps.size(), outs.size() - 1 - carried - caps.size());
     results.insert(results.end(), scans.begin(), scans.end());
     return results;

@@ -33,13 +33,15 @@ program parse_onnx_file(const std::string& path, const onnx_options& opts = {});
 program parse_onnx_buffer(const void* data, std::size_t size, const onnx_options& opts = {},
                           const std::string& base_dir = ".");
 
-// A test_data_set_N folder of the ONNX backend tests: input_K.pb and output_K.pb TensorProtos.
+// A test_data_set_N folder of the ONNX backend tests: input_K.pb and output_K.pb TensorProtos, or
+// SequenceProtos and OptionalProtos where the model at `model_path` declares that input or
+// output a sequence or optional (the files do not say which they hold; without a model, tensors).
 struct onnx_test_data {
     std::vector<argument> inputs;    // in the order of the model's (non-initializer) inputs
     std::vector<std::string> input_names;   // the names stored in the input files (may be empty)
     std::vector<argument> outputs;   // in the order of the model's outputs
 };
-onnx_test_data read_onnx_test_data(const std::string& dir);
+onnx_test_data read_onnx_test_data(const std::string& dir, const std::string& model_path = "");
 // One serialized TensorProto file as an argument.
 argument read_onnx_tensor_file(const std::string& path);
 

@@ -66,8 +66,13 @@ dtype declared_dtype(const onnx::ValueInfoProto& vi, const char* what) {
 // The dims of a graph input: the user's --input-dim, else the model's dims with symbolic
 // dims taken from --dim-param or --default-dim. An unresolved dim is an error.
 shape input_shape(const onnx::ValueInfoProto& vi, const onnx_options& opts) {
-    if (!vi.type().has_tensor_type())
-        fail("input '", vi.name(), "' is not a tensor (kiln has no sequence, optional or map values)");
+    if (!vi.type().has_tensor_type()) {
+        try {
+            return onnx_value_type(vi.type(), opts);
+        } catch (const error& e) {
+            fail("input '", vi.name(), "': ", e.what());
+        }
+    }
     const auto& tt = vi.type().tensor_type();
     dtype t = declared_dtype(vi, "input");
     if (auto it = opts.input_dims.find(vi.name()); it != opts.input_dims.end()) {
@@ -281,7 +286,7 @@ instruction_ref context::add(const std::string& op_name, const value& attrs, con
         std::vector<argument> args;
         for (auto i : inputs) args.push_back(i->get_literal().get_argument());
         argument r = compute_op(op, args);
-        if (!r.get_shape().is_tuple()) return add_literal(literal(r));
+        if (r.get_shape().is_tensor()) return add_literal(literal(r));
     }
     auto ins = mod_.add_instruction(op, inputs);
     if (current) ins->set_source_name(current->name());

@@ -50,7 +50,7 @@ private:
         if (ins->is_literal()) return true;
         if (ins->is_param() || ins->is_return()) return false;
         auto traits = ins->get_operator().traits();
-        if (traits.side_effects || ins->get_shape().dynamic() || ins->get_shape().is_tuple()) return false;
+        if (traits.side_effects || ins->get_shape().dynamic() || !ins->get_shape().is_tensor()) return false;
         if (static_shape_query(*ins)) return true;
         if (ins->inputs().empty()) return false;
         for (auto in : ins->inputs())

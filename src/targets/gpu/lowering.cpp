@@ -66,8 +66,9 @@ bool needs_no_step(const instruction& ins) {
 }
 
 // Element types generated kernels and the libraries take (not fp8, fp4, the packed integers or
-// tuples yet; a list of what is taken, so that a new dtype is refused until it is implemented), in
-// static shapes (kernels and the memory plan bake shapes in; data-dependent ones have no lowering yet).
+// tuples yet; never sequences or optionals, which only the interpreter runs; a list of what is
+// taken, so that a new dtype is refused until it is implemented), in static shapes (kernels and
+// the memory plan bake shapes in; data-dependent ones have no lowering yet).
 bool gpu_type(const shape& s) {
     if (s.dynamic()) return false;
     switch (s.type()) {

@@ -141,7 +141,7 @@ cases.append(ir_case("loop_cond_not_bool", "loop",
                      {}, error="input 1 (cond) is int32_type, {}, {}; expected a bool_type scalar"))
 cases.append(ir_case("loop_carried_shape_changes", "loop",
                      loop_program(8, sum_carried, "@0 = reduce_sum[axes={0}](acc)\n@1 = @return(cond,@0,inc)\n"),
-                     {}, error="body output 1 (carried value 0) is float_type, {1}, {1} but its initial value"))
+                     {}, error="body output 1 (carried value 0) is float_type, {1}, {1} but its body parameter is float_type, {3}"))
 cases.append(ir_case("loop_body_returns_too_few", "loop",
                      loop_program(8, sum_carried, "@0 = @return(cond,acc)\n"),
                      {}, error="body 'body' returns 2 values; expected cond, 2 carried values"))
