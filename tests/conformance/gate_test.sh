@@ -23,9 +23,9 @@ expect() {   # expect STATUS DESCRIPTION COMMAND...
     fi
 }
 mkdir -p "$tmp/empty" "$tmp/two"
-cp -r "$data/test_abs" "$data/test_identity_sequence" "$tmp/two/"
-echo "test_identity_sequence  # $(grep '^test_identity_sequence ' "$(dirname "$0")/onnx_expected_failures.txt" | sed 's/^[^#]*# //')" >"$tmp/right.txt"
-echo "test_identity_sequence  # some other reason" >"$tmp/wrong.txt"
+cp -r "$data/test_abs" "$data/test_resize_downsample_scales_linear_align_corners" "$tmp/two/"
+echo "test_resize_downsample_scales_linear_align_corners  # $(grep '^test_resize_downsample_scales_linear_align_corners ' "$(dirname "$0")/onnx_expected_failures.txt" | sed 's/^[^#]*# //')" >"$tmp/right.txt"
+echo "test_resize_downsample_scales_linear_align_corners  # some other reason" >"$tmp/wrong.txt"
 cp "$tmp/right.txt" "$tmp/missing.txt"
 echo "test_no_such_case  # gone" >>"$tmp/missing.txt"
 
