@@ -166,6 +166,7 @@ void run_into(api_program& p, const caller_inputs& inputs, std::span<const calle
                                                 " but its buffer is ", to_string(got)));
     }
     std::lock_guard lock(p.running);
+    run_control_scope scope(p.control);
     at_stage(stage::run, [&] {
         p.exe->run_into(inputs, outputs);
         return 0;
