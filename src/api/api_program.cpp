@@ -123,7 +123,9 @@ void check_inputs(const api_program& p, const param_map& inputs) {
         const shape& want = param->get_shape();
         const shape& got = a.get_shape();
         if (want.is_sequence() || want.is_optional()) {
-            at_stage(stage::input, [&] { check_value(want, a, cat("input '", name, "'")); });
+            // Init-captures: clang before 16 cannot capture structured bindings.
+            at_stage(stage::input,
+                     [&want, &value = a, &label = name] { check_value(want, value, cat("input '", label, "'")); });
             continue;
         }
         if (got.type() != want.type())
