@@ -18,12 +18,10 @@
 namespace kiln::gpu {
 namespace {
 
-bool is_noop(const operation& op);
-
 void lower_reduce(lowering_context& ctx, const instruction& ins) {
     const shape& x = ins.inputs().at(0)->get_shape();
     const shape& y = ins.get_shape();
-    if (is_noop(ins.get_operator())) {   // the output is the input
+    if (reduce_is_noop(ins.get_operator())) {   // the output is the input
         elementwise_spec spec{{x}, y, "const auto y = x0;"};
         ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(y.elements()),
                        {ctx.address(ins), ctx.address(*ins.inputs()[0])});
@@ -168,22 +166,6 @@ void lower_batch_norm(lowering_context& ctx, const instruction& ins) {
     if (x.type() == dtype::float64)
         spec.body = cat("const double y = (x0 - x3) / sqrt(x4 + ", cat(std::setprecision(17), static_cast<double>(op.epsilon)), ") * x1 + x2;");
     ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(spec.output.elements()), std::move(ptrs));
-}
-
-bool is_noop(const operation& op) {
-    bool r = false;
-    auto visit = [&](const auto& o) { r = o.noop(); };
-    if (auto* p = op.get_if<ops::reduce_sum>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_mean>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_prod>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_max>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_min>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_l1>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_l2>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_sum_square>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_log_sum>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_log_sum_exp>()) visit(*p);
-    return r;
 }
 
 const gpu_lowering_registrar reduce_lowering{{"reduction (generated lane kernel)", lane_reducible,

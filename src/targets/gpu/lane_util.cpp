@@ -98,19 +98,32 @@ std::optional<reduce_kind> kind_of(const operation& op, dtype t) {
     return std::nullopt;
 }
 
+namespace {
+// Calls f with the typed reduce op `op` holds (none: f is not called).
+template <class F>
+void visit_reduce(const operation& op, F f) {
+    if (auto* p = op.get_if<ops::reduce_sum>()) f(*p);
+    else if (auto* p = op.get_if<ops::reduce_mean>()) f(*p);
+    else if (auto* p = op.get_if<ops::reduce_prod>()) f(*p);
+    else if (auto* p = op.get_if<ops::reduce_max>()) f(*p);
+    else if (auto* p = op.get_if<ops::reduce_min>()) f(*p);
+    else if (auto* p = op.get_if<ops::reduce_l1>()) f(*p);
+    else if (auto* p = op.get_if<ops::reduce_l2>()) f(*p);
+    else if (auto* p = op.get_if<ops::reduce_sum_square>()) f(*p);
+    else if (auto* p = op.get_if<ops::reduce_log_sum>()) f(*p);
+    else if (auto* p = op.get_if<ops::reduce_log_sum_exp>()) f(*p);
+}
+}  // namespace
+
 std::vector<std::size_t> reduced_axes_of(const operation& op, std::size_t ndim) {
     std::vector<std::size_t> r;
-    auto visit = [&](const auto& o) { r = o.reduced_axes(ndim); };
-    if (auto* p = op.get_if<ops::reduce_sum>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_mean>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_prod>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_max>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_min>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_l1>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_l2>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_sum_square>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_log_sum>()) visit(*p);
-    else if (auto* p = op.get_if<ops::reduce_log_sum_exp>()) visit(*p);
+    visit_reduce(op, [&](const auto& o) { r = o.reduced_axes(ndim); });
+    return r;
+}
+
+bool reduce_is_noop(const operation& op) {
+    bool r = false;
+    visit_reduce(op, [&](const auto& o) { r = o.noop(); });
     return r;
 }
 

@@ -43,5 +43,7 @@ std::optional<reduce_kind> kind_of(const operation& op, dtype t);
 bool lane_reducible(const instruction& ins);
 // The sorted axes a reduction op reduces for an input of `ndim` dims.
 std::vector<std::size_t> reduced_axes_of(const operation& op, std::size_t ndim);
+// Whether the reduce op reduces nothing (noop_with_empty_axes): its output is its input.
+bool reduce_is_noop(const operation& op);
 
 }  // namespace kiln::gpu
