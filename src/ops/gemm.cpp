@@ -1,9 +1,14 @@
 // Matrix products: dot (numpy matmul, batched) and gemm (ONNX Gemm). Floats accumulate in
-// double and round once; integers accumulate in 64 bits and wrap to the element type.
+// double and round once; integers accumulate in 64 bits and wrap to the element type. Each output
+// element sums its products in k order; the loops run i, k, j over a row of accumulators so that
+// the innermost loop walks B's row (contiguous in the usual layout) instead of a column: verify
+// runs the transformers' GEMMs on ref, and the summation order, hence every result, is the same.
 #include "ops/gemm.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include "ops/common.hpp"
 
@@ -33,6 +38,30 @@ std::vector<std::size_t> batch_lens(const shape& a, const shape& b) {
     };
     std::vector<shape> batches{batch_of(a), batch_of(b)};
     return broadcast_lens(batches);
+}
+
+// One strided matrix product: acc[j] = sum over k of a[i, k] * b[k, j] (k ascending) for each
+// row i, handed to `store(i, acc)`. Strides are in elements.
+struct strided_matrix {
+    std::size_t row_stride, col_stride;
+};
+template <class C, class T, class Store>
+void product_rows(const T* a, strided_matrix as, const T* b, strided_matrix bs, std::size_t rows, std::size_t inner,
+                  std::size_t cols, Store&& store) {
+    std::unique_ptr<C[]> acc(new C[cols]);   // not std::vector: C may be bool
+    for (std::size_t i = 0; i < rows; ++i) {
+        std::fill(acc.get(), acc.get() + cols, C{});
+        for (std::size_t k = 0; k < inner; ++k) {
+            const C aik = cast<C>(a[i * as.row_stride + k * as.col_stride]);
+            const T* brow = b + k * bs.row_stride;
+            if (bs.col_stride == 1) {
+                for (std::size_t j = 0; j < cols; ++j) acc[j] += aik * cast<C>(brow[j]);
+            } else {
+                for (std::size_t j = 0; j < cols; ++j) acc[j] += aik * cast<C>(brow[j * bs.col_stride]);
+            }
+        }
+        store(i, acc.get());
+    }
 }
 
 }  // namespace
@@ -70,20 +99,16 @@ argument dot::compute(const shape& out, std::span<const argument> args) const {
         const T* a = args[0].as<T>();
         const T* b = args[1].as<T>();
         T* y = r.as<T>();
-        std::vector<std::size_t> ai(batch.size() + 2), bi(batch.size() + 2);
+        const std::size_t nb = batch.size();
+        strided_matrix am{av.strides()[nb], av.strides()[nb + 1]}, bm{bv.strides()[nb], bv.strides()[nb + 1]};
+        std::vector<std::size_t> at(nb + 2, 0), bt(nb + 2, 0);   // each matrix's first element
         for_each_index(batch, [&](std::span<const std::size_t> bidx) {
-            std::copy(bidx.begin(), bidx.end(), ai.begin());
-            std::copy(bidx.begin(), bidx.end(), bi.begin());
-            for (std::size_t i = 0; i < rows; ++i)
-                for (std::size_t j = 0; j < cols; ++j) {
-                    C acc{};
-                    for (std::size_t k = 0; k < inner; ++k) {
-                        ai[batch.size()] = i, ai[batch.size() + 1] = k;
-                        bi[batch.size()] = k, bi[batch.size() + 1] = j;
-                        acc += cast<C>(a[av.index(ai)]) * cast<C>(b[bv.index(bi)]);
-                    }
-                    *y++ = cast<T>(acc);
-                }
+            std::copy(bidx.begin(), bidx.end(), at.begin());
+            std::copy(bidx.begin(), bidx.end(), bt.begin());
+            product_rows<C>(a + av.index(at), am, b + bv.index(bt), bm, rows, inner, cols,
+                            [&](std::size_t, const C* acc) {
+                                for (std::size_t j = 0; j < cols; ++j) *y++ = cast<T>(acc[j]);
+                            });
         });
     });
     return r;
@@ -151,18 +176,16 @@ argument gemm::compute(const shape& out, std::span<const argument> args) const {
         const T* a = args[0].as<T>();
         const T* b = args[1].as<T>();
         T* y = r.as<T>();
-        for (std::size_t i = 0; i < rows; ++i)
+        // A transposed operand is the same memory read with its two strides swapped.
+        strided_matrix am{as.strides()[trans_a ? 1 : 0], as.strides()[trans_a ? 0 : 1]};
+        strided_matrix bm{bs.strides()[trans_b ? 1 : 0], bs.strides()[trans_b ? 0 : 1]};
+        const T* cdata = has_c ? args[2].as<T>() : nullptr;
+        product_rows<C>(a, am, b, bm, rows, inner, cols, [&](std::size_t i, const C* acc) {
             for (std::size_t j = 0; j < cols; ++j) {
-                C acc{};
-                for (std::size_t k = 0; k < inner; ++k) {
-                    std::size_t ai[2] = {trans_a ? k : i, trans_a ? i : k};
-                    std::size_t bi[2] = {trans_b ? j : k, trans_b ? k : j};
-                    acc += cast<C>(a[as.index(ai)]) * cast<C>(b[bs.index(bi)]);
-                }
-                std::size_t ci[2] = {i, j};
-                C c = has_c ? cast<C>(args[2].as<T>()[cs.index(ci)]) : C{};
-                y[i * cols + j] = cast<T>(scale_add<C>(alpha, acc, has_c ? beta : 0, c));
+                C c = has_c ? cast<C>(cdata[i * cs.strides()[0] + j * cs.strides()[1]]) : C{};
+                y[i * cols + j] = cast<T>(scale_add<C>(alpha, acc[j], has_c ? beta : 0, c));
             }
+        });
     });
     return r;
 }
