@@ -1,6 +1,7 @@
 // The gpu executable's options and lifecycle, on the device, each against ref on fresh random
-// inputs: CUDA graph replays take each run's inputs, saved programs carry their kernels (loading
-// one compiles nothing and writes nothing to the kernel cache) and refuse another architecture,
+// inputs: CUDA graph replays take each run's inputs, saved programs carry their kernels and library
+// plans (loading one compiles nothing, writes nothing to the kernel cache and asks no library
+// heuristic) and refuse another architecture,
 // --no-cache, --allow-tf32 and --device, and caller device buffers through run_into.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -105,6 +106,16 @@ TEST(gpu_executable, saved_programs_carry_kernels_and_loading_compiles_nothing) 
     EXPECT_EQ(loaded->stats().saved_kernels, exe->stats().kernels);
     EXPECT_EQ(loaded->stats().cache_hits, 0u);
     EXPECT_EQ(cache.files(), 0u) << "loading compiled a kernel (and cached it)";
+    // The matmul's cuBLASLt algorithm comes from the file: no heuristic is asked.
+    auto notes = [](const executable& e) {
+        std::string all;
+        for (const auto& n : e.stats().notes) all += n + "\n";
+        return all;
+    };
+    EXPECT_NE(notes(*exe).find("library plans: 1 (from the saved program 0, asked of the heuristics 1)"), std::string::npos)
+        << notes(*exe);
+    EXPECT_NE(notes(*loaded).find("library plans: 1 (from the saved program 1, asked of the heuristics 0)"), std::string::npos)
+        << notes(*loaded);
     auto in = random_inputs(p, 5);
     EXPECT_LT(rel_l2(loaded->run(in)[0], on_ref(p, in)), 1e-5);
 
@@ -120,6 +131,25 @@ TEST(gpu_executable, saved_programs_carry_kernels_and_loading_compiles_nothing) 
             << e.what();
     }
     fs::remove(path);
+}
+
+// cuDNN's choices travel too: a convolution (forward) and a deconvolution (backward data).
+TEST(gpu_executable, saved_programs_carry_cudnn_plans) {
+    program p = parse_text(
+        "x = @param:x -> float_type, {1, 8, 12, 12}\n"
+        "w = @param:w -> float_type, {16, 8, 3, 3}\n"
+        "v = @param:v -> float_type, {16, 4, 3, 3}\n"
+        "@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w)\n"
+        "@1 = deconvolution[padding={0, 0, 0, 0},stride={2, 2},dilation={1, 1},group=1](@0,v)\n"
+        "@2 = @return(@1)\n");
+    auto t = make_target("gpu");
+    auto exe = t->compile(p.clone());
+    auto loaded = t->load_saved(exe->get_program().clone(), {}, exe->saved());
+    std::string notes;
+    for (const auto& n : loaded->stats().notes) notes += n + "\n";
+    EXPECT_NE(notes.find("library plans: 2 (from the saved program 2, asked of the heuristics 0)"), std::string::npos) << notes;
+    auto in = random_inputs(p, 6);
+    EXPECT_LT(rel_l2(loaded->run(in)[0], on_ref(p, in)), 1e-5);
 }
 
 TEST(gpu_executable, no_cache_compiles_every_kernel_and_writes_nothing) {

@@ -60,7 +60,8 @@ void add_matmul(lowering_context& ctx, const instruction& ins, body_operand a, b
     auto& libs = ctx.libraries();
     libs.reserve_workspace(max_workspace);
     auto plan = std::make_shared<matmul_plan>(
-        libs.blas(), matmul_problem{a.s, b.s, c.s, alpha, beta, libs.allow_tf32, epi}, max_workspace, ctx.where(ins));
+        libs.blas(), matmul_problem{a.s, b.s, c.s, alpha, beta, libs.allow_tf32, epi}, max_workspace, ctx.where(ins),
+        &libs.plans);
     ctx.add_step(ins, [plan, a = a.ptr, b = b.ptr, c = c.ptr, bias, &libs](cudaStream_t s) {
         plan->run(a, b, c, libs.workspace(), s, bias);
     });

@@ -1,7 +1,7 @@
 // Convolution through cuDNN 9 (the legacy convolution API of libcudnn_cnn): NCHW (any spatial
 // rank 1-3), groups, dilation, symmetric or asymmetric padding (asymmetric by padding the input
 // into scratch first). float32 computes without TF32 unless allowed; float16/bfloat16 accumulate
-// in float32. The algorithm comes from cuDNN's heuristic at load.
+// in float32. The algorithm comes from the saved program or cuDNN's heuristic at load (cudnn_conv.hpp).
 #include <cudnn.h>
 
 #include <memory>
@@ -10,48 +10,11 @@
 #include "ops/convolution.hpp"
 #include "ops/window.hpp"
 #include "targets/gpu/contraction.hpp"
+#include "targets/gpu/cudnn_conv.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/libraries.hpp"
 
 namespace kiln::gpu {
-namespace {
-
-cudnnDataType_t dnn_type(dtype t, const std::string& where) {
-    switch (t) {
-        case dtype::float32: return CUDNN_DATA_FLOAT;
-        case dtype::float16: return CUDNN_DATA_HALF;
-        case dtype::bfloat16: return CUDNN_DATA_BFLOAT16;
-        case dtype::float64: return CUDNN_DATA_DOUBLE;
-        default: fail("gpu: cuDNN convolution does not take ", dtype_name(t), " (", where, ")");
-    }
-}
-
-std::vector<int> ints(const std::vector<std::size_t>& v) { return {v.begin(), v.end()}; }
-
-// cuDNN wants at least 4 dims: 1-d convolutions get a spatial dim of 1 in front.
-std::vector<std::size_t> at_least_4(std::vector<std::size_t> v, std::size_t fill) {
-    if (v.size() == 3) v.insert(v.begin() + 2, fill);
-    return v;
-}
-
-struct conv_plan {
-    cudnnHandle_t h = nullptr;
-    cudnnTensorDescriptor_t x = nullptr, y = nullptr;
-    cudnnFilterDescriptor_t w = nullptr;
-    cudnnConvolutionDescriptor_t conv = nullptr;
-    cudnnConvolutionFwdAlgo_t algo{};
-    std::size_t workspace = 0;
-    bool f64 = false;
-    std::string where;
-    ~conv_plan() {
-        if (x) cudnnDestroyTensorDescriptor(x);
-        if (y) cudnnDestroyTensorDescriptor(y);
-        if (w) cudnnDestroyFilterDescriptor(w);
-        if (conv) cudnnDestroyConvolutionDescriptor(conv);
-    }
-};
-
-}  // namespace
 
 void lower_convolution(lowering_context& ctx, const instruction& ins, const operation& op,
                        const std::vector<body_operand>& in, const body_operand& out) {
@@ -86,61 +49,14 @@ void lower_convolution(lowering_context& ctx, const instruction& ins, const oper
         x = p;
         std::fill(win.pad_begin.begin(), win.pad_begin.end(), 0);
     }
-    auto plan = std::make_shared<conv_plan>();
-    plan->where = where;
     auto& libs = ctx.libraries();
-    plan->h = libs.dnn();
-    cudnnDataType_t t = dnn_type(x.s.type(), where);
-    cudnnDataType_t acc = t == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-    plan->f64 = t == CUDNN_DATA_DOUBLE;
-    std::string ctx_msg = cat("planning the convolution of ", where);
-    auto xl = at_least_4(x.s.lens(), 1), yl = at_least_4(out.s.lens(), 1), wl = at_least_4(w.s.lens(), 1);
-    auto xs = shape::standard_strides(xl), ys = shape::standard_strides(yl);
-    KILN_GPU_CHECK(cudnnCreateTensorDescriptor(&plan->x), ctx_msg);
-    KILN_GPU_CHECK(cudnnCreateTensorDescriptor(&plan->y), ctx_msg);
-    KILN_GPU_CHECK(cudnnCreateFilterDescriptor(&plan->w), ctx_msg);
-    KILN_GPU_CHECK(cudnnCreateConvolutionDescriptor(&plan->conv), ctx_msg);
-    KILN_GPU_CHECK(cudnnSetTensorNdDescriptor(plan->x, t, static_cast<int>(xl.size()), ints(xl).data(), ints(xs).data()), ctx_msg);
-    KILN_GPU_CHECK(cudnnSetTensorNdDescriptor(plan->y, t, static_cast<int>(yl.size()), ints(yl).data(), ints(ys).data()), ctx_msg);
-    KILN_GPU_CHECK(cudnnSetFilterNdDescriptor(plan->w, t, CUDNN_TENSOR_NCHW, static_cast<int>(wl.size()), ints(wl).data()), ctx_msg);
-    std::vector<int> p = ints(win.pad_begin), s = ints(win.stride), d = ints(win.dilation);
-    if (dims == 1) {   // the spatial dim of 1 added in front
-        p.insert(p.begin(), 0);
-        s.insert(s.begin(), 1);
-        d.insert(d.begin(), 1);
-    }
-    KILN_GPU_CHECK(cudnnSetConvolutionNdDescriptor(plan->conv, static_cast<int>(p.size()), p.data(), s.data(), d.data(),
-                                                   CUDNN_CROSS_CORRELATION, acc),
-                   ctx_msg);
-    KILN_GPU_CHECK(cudnnSetConvolutionGroupCount(plan->conv, static_cast<int>(c.group)), ctx_msg);
-    cudnnMathType_t math = t == CUDNN_DATA_FLOAT ? (libs.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
-                                                  : CUDNN_TENSOR_OP_MATH;
-    KILN_GPU_CHECK(cudnnSetConvolutionMathType(plan->conv, math), ctx_msg);
-    int found = 0;
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    KILN_GPU_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(plan->h, plan->x, plan->w, plan->conv, plan->y,
-                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-                   ctx_msg);
-    bool chosen = false;
-    for (int i = 0; i < found && !chosen; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > (256u << 20)) continue;
-        // fp32 without TF32: only algorithms that keep full fp32 math.
-        if (t == CUDNN_DATA_FLOAT && !libs.allow_tf32 && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
-        plan->algo = perf[i].algo;
-        chosen = true;
-    }
-    if (!chosen) fail("gpu: cuDNN has no convolution algorithm for ", where);
-    KILN_GPU_CHECK(cudnnGetConvolutionForwardWorkspaceSize(plan->h, plan->x, plan->w, plan->conv, plan->y, plan->algo,
-                                                           &plan->workspace),
-                   ctx_msg);
-    libs.reserve_workspace(plan->workspace);
-    ctx.add_step(ins, [plan, xp = x.ptr, wp = w.ptr, yp = out.ptr, &libs](cudaStream_t) {
-        float one = 1, zero = 0;
-        double one_d = 1, zero_d = 0;
-        const bool f64 = plan->f64;
-        KILN_GPU_CHECK(cudnnConvolutionForward(plan->h, f64 ? static_cast<void*>(&one_d) : &one, plan->x, xp, plan->w, wp,
-                                               plan->conv, plan->algo, libs.workspace(), plan->workspace,
-                                               f64 ? static_cast<void*>(&zero_d) : &zero, plan->y, yp),
+    auto plan = std::make_shared<dnn_convolution>(x.s.type(), x.s.lens(), w.s.lens(), out.s.lens(), win.pad_begin, win.stride,
+                                                  win.dilation, c.group, libs.allow_tf32, where);
+    dnn_algorithm algo = choose_forward(libs, *plan);
+    ctx.add_step(ins, [plan, algo, h = libs.dnn(), xp = x.ptr, wp = w.ptr, yp = out.ptr, &libs](cudaStream_t) {
+        KILN_GPU_CHECK(cudnnConvolutionForward(h, plan->one(), plan->x, xp, plan->w, wp, plan->conv,
+                                               static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), libs.workspace(),
+                                               algo.workspace, plan->zero(), plan->y, yp),
                        cat("running the convolution of ", plan->where));
     });
 }

@@ -48,7 +48,7 @@ bool graphs_enabled() {
 
 class gpu_executable final : public executable {
 public:
-    gpu_executable(program p, const compile_options& opts, std::span<const kernel_binary> saved)
+    gpu_executable(program p, const compile_options& opts, const saved_parts& saved)
         : dev_(select_device(opts.device)),
           prog_(std::move(p)),
           libs_(stream_.get()),
@@ -57,6 +57,7 @@ public:
         const module& m = prog_.main();
         check_supported(m);
         libs_.allow_tf32 = opts.allow_tf32;
+        read_saved_plans(saved.blobs);
         plan_ = plan_memory(m);
         arena_ = device_buffer(plan_.arena_bytes, "the arena");
         upload_literals(m);
@@ -87,7 +88,7 @@ public:
             address_[&ins] = arena_.data() + plan_.offsets.at(&ins);
             find_lowering(ins)->lower(ctx, ins);
         }
-        build_kernels(ctx, opts, saved);
+        build_kernels(ctx, opts, saved.kernels);
         steps_ = std::move(ctx.steps);
         launches_ = std::move(ctx.launches);
         scratch_ = std::move(ctx.scratch_buffers);
@@ -99,6 +100,9 @@ public:
         stats_.arena_bytes = plan_.arena_bytes;
         stats_.weight_bytes = weights_.bytes();
         stats_.memory = plan_.report();
+        if (libs_.plans.from_saved + libs_.plans.queried)
+            stats_.notes.push_back(cat("library plans: ", libs_.plans.from_saved + libs_.plans.queried, " (from the saved program ",
+                                       libs_.plans.from_saved, ", asked of the heuristics ", libs_.plans.queried, ")"));
     }
     ~gpu_executable() override {
         if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
@@ -127,6 +131,11 @@ public:
         for (const auto& [key, cubin] : kernels_.binaries())
             r.kernels.push_back({key, {reinterpret_cast<const std::uint8_t*>(cubin.data()),
                                reinterpret_cast<const std::uint8_t*>(cubin.data()) + cubin.size()}});
+        if (std::string plans = libs_.plans.serialize(); !plans.empty()) {
+            argument bytes(shape(dtype::uint8, std::vector<std::size_t>{plans.size()}));
+            std::memcpy(bytes.data(), plans.data(), plans.size());
+            r.blobs.push_back({library_plans_blob, std::move(bytes)});
+        }
         return r;
     }
 
@@ -142,6 +151,15 @@ private:
     };
 
     std::byte* address_of(const instruction& ins) const { return address_.at(&ins); }
+
+    // A saved program's library plans (cuBLASLt algorithms, cuDNN's choices): lowering takes them
+    // instead of asking the heuristics.
+    void read_saved_plans(const std::vector<target_blob>& blobs) {
+        for (const auto& b : blobs) {
+            if (b.name != library_plans_blob) fail("gpu: the saved program carries a blob '", b.name, "' the gpu target does not take");
+            libs_.plans.read_saved(b.bytes.data(), b.bytes.get_shape().bytes());
+        }
+    }
 
     void build_kernels(lowering_context& ctx, const compile_options& opts, std::span<const kernel_binary> saved) {
         std::map<std::string, std::string> cubins;
@@ -338,11 +356,11 @@ public:
         return r;
     }
     std::unique_ptr<executable> load(program lowered, const compile_options& opts) const override {
-        return std::make_unique<gpu_executable>(std::move(lowered), opts, std::span<const kernel_binary>{});
+        return std::make_unique<gpu_executable>(std::move(lowered), opts, saved_parts{});
     }
     std::unique_ptr<executable> load_saved(program lowered, const compile_options& opts,
                                            saved_parts parts) const override {
-        return std::make_unique<gpu_executable>(std::move(lowered), opts, parts.kernels);
+        return std::make_unique<gpu_executable>(std::move(lowered), opts, parts);
     }
 
 private:

@@ -1,12 +1,35 @@
-// The library handles an executable owns: cuBLASLt and cuDNN, bound to its stream, and one
-// workspace they share (steps run one after another on the stream).
+// The library handles an executable owns: cuBLASLt and cuDNN, bound to its stream, one
+// workspace they share (steps run one after another on the stream), and the library plans it chose.
 #pragma once
 #include <cublasLt.h>
 #include <cudnn.h>
 
+#include <map>
+#include <string>
+
 #include "targets/gpu/device.hpp"
 
 namespace kiln::gpu {
+
+// The libraries' choices by problem (a cuBLASLt algorithm, cuDNN's convolution algorithm), as
+// plain bytes, so that a saved program keeps them and loading it asks no heuristic. A problem is a
+// text naming everything the choice depends on (types, lens, strides, attributes, TF32); the same
+// problem twice shares one entry.
+class library_plans {
+public:
+    // The plan a saved program holds for `problem`, or null.
+    const std::string* saved(const std::string& problem) const;
+    // Records the plan this executable uses for `problem` (`from_saved`: taken from the file).
+    void use(const std::string& problem, std::string plan, bool from_saved);
+    // The plans as one blob of a saved program, and back (an unreadable blob is an error).
+    std::string serialize() const;
+    void read_saved(const std::byte* data, std::size_t bytes);
+    std::size_t from_saved = 0, queried = 0;   // plans taken from the file, and asked of a heuristic
+
+private:
+    std::map<std::string, std::string> saved_, used_;
+};
+inline constexpr const char* library_plans_blob = "gpu library plans";
 
 struct library_handles {
     explicit library_handles(cudaStream_t s);
@@ -19,6 +42,7 @@ struct library_handles {
     cudnnHandle_t dnn();
     cudaStream_t stream;
     bool allow_tf32 = false;
+    library_plans plans;
 
     // The shared workspace, grown at load time to the largest a step asked for.
     void reserve_workspace(std::size_t bytes);

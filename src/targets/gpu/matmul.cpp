@@ -2,10 +2,12 @@
 
 #include <cublasLt.h>
 
+#include <cstring>
 #include <optional>
 
 #include "core/error.hpp"
 #include "targets/gpu/gpu_error.hpp"
+#include "targets/gpu/libraries.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -82,7 +84,8 @@ struct matmul_plan::impl {
     }
 };
 
-matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_t max_workspace, const std::string& where)
+matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_t max_workspace, const std::string& where,
+                         library_plans* plans)
     : impl_(std::make_unique<impl>()) {
     auto& I = *impl_;
     I.h = h;
@@ -122,18 +125,33 @@ matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_
         KILN_GPU_CHECK(cublasLtMatmulDescSetAttribute(I.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof(e)), ctx);
     }
     cublasLtMatmulPreference_t pref = nullptr;
+    cublasLtMatmulHeuristicResult_t result{};
+    // The algorithm is plain data: a saved program's is checked against this problem (cheaper than
+    // the heuristic) and used; one cuBLASLt no longer takes (another version) is asked for again.
+    std::string problem = cat("cublaslt matmul a ", to_string(p.a), " b ", to_string(p.b), " c ", to_string(p.c),
+                              p.allow_tf32 ? " tf32" : "", " epilogue ", static_cast<int>(p.epilogue), " workspace ",
+                              max_workspace);
+    if (const std::string* saved = plans ? plans->saved(problem) : nullptr; saved && saved->size() == sizeof(I.algo)) {
+        std::memcpy(&I.algo, saved->data(), sizeof(I.algo));
+        if (cublasLtMatmulAlgoCheck(h, I.desc, I.la, I.lb, I.lc, I.lc, &I.algo, &result) == CUBLAS_STATUS_SUCCESS &&
+            result.workspaceSize <= max_workspace) {
+            I.workspace = result.workspaceSize;
+            plans->use(problem, *saved, true);
+            return;
+        }
+    }
     KILN_GPU_CHECK(cublasLtMatmulPreferenceCreate(&pref), ctx);
     std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>, decltype(&cublasLtMatmulPreferenceDestroy)> guard(
         pref, &cublasLtMatmulPreferenceDestroy);
     KILN_GPU_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
                                                         sizeof(max_workspace)),
                    ctx);
-    cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     KILN_GPU_CHECK(cublasLtMatmulAlgoGetHeuristic(h, I.desc, I.la, I.lb, I.lc, I.lc, pref, 1, &result, &found), ctx);
     if (found == 0) fail("gpu: cuBLASLt has no algorithm for the matmul of ", where);
     I.algo = result.algo;
     I.workspace = result.workspaceSize;
+    if (plans) plans->use(problem, std::string(reinterpret_cast<const char*>(&I.algo), sizeof(I.algo)), false);
 }
 
 matmul_plan::~matmul_plan() = default;

@@ -2,7 +2,7 @@
 // operands of any strides whose last two dims are a strided matrix (one stride 1) and whose batch
 // dims flatten to one stride (0 when broadcast). float32 computes without TF32 unless allowed;
 // float16 and bfloat16 accumulate in float32. The plan (layouts, the heuristic's algorithm) is
-// made once at load; run() only calls cublasLtMatmul.
+// made once at load (or taken from a saved program's library plans); run() only calls cublasLtMatmul.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -14,6 +14,8 @@ typedef struct cublasLtContext* cublasLtHandle_t;
 typedef struct CUstream_st* cudaStream_t;
 
 namespace kiln::gpu {
+
+class library_plans;
 
 // What cuBLASLt applies to the product before writing it: a bias per output column (of C's
 // type, [N]), then optionally relu.
@@ -31,7 +33,9 @@ bool matmul_operand_ok(const shape& s);
 
 class matmul_plan {
 public:
-    matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_t max_workspace, const std::string& where);
+    // `plans`: where a saved program's algorithm is looked up and the one chosen recorded (null: none).
+    matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_t max_workspace, const std::string& where,
+                library_plans* plans = nullptr);
     ~matmul_plan();
     matmul_plan(matmul_plan&&) noexcept;
     std::size_t workspace_bytes() const;

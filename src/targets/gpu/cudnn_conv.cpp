@@ -1,0 +1,134 @@
+#include "targets/gpu/cudnn_conv.hpp"
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "targets/gpu/gpu_error.hpp"
+#include "targets/gpu/libraries.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+cudnnDataType_t dnn_type(dtype t, const std::string& where) {
+    switch (t) {
+        case dtype::float32: return CUDNN_DATA_FLOAT;
+        case dtype::float16: return CUDNN_DATA_HALF;
+        case dtype::bfloat16: return CUDNN_DATA_BFLOAT16;
+        case dtype::float64: return CUDNN_DATA_DOUBLE;
+        default: fail("gpu: cuDNN convolution does not take ", dtype_name(t), " (", where, ")");
+    }
+}
+
+std::vector<int> ints(const std::vector<std::size_t>& v) { return {v.begin(), v.end()}; }
+
+std::vector<int> standard_strides(const std::vector<int>& lens) {
+    std::vector<int> s(lens.size(), 1);
+    for (std::size_t d = lens.size() - 1; d-- > 0;) s[d] = s[d + 1] * lens[d + 1];
+    return s;
+}
+
+std::string list(const std::vector<int>& v) {
+    std::string s;
+    for (int x : v) s += (s.empty() ? "" : "x") + std::to_string(x);
+    return s;
+}
+
+constexpr std::size_t max_workspace = 256u << 20;
+
+// `Perf`: cuDNN's ranking entries; `query(n, &found, perf)` ranks, `workspace(algo, &bytes)` sizes.
+template <class Perf, class Algo, int Count, class Query, class Workspace>
+dnn_algorithm choose(library_handles& libs, const dnn_convolution& c, const char* what, Query query, Workspace workspace) {
+    std::string problem = cat(what, ' ', c.problem);
+    dnn_algorithm r;
+    if (const std::string* saved = libs.plans.saved(problem); saved && saved->size() == sizeof(int)) {
+        std::memcpy(&r.algo, saved->data(), sizeof(int));
+        // A plan cuDNN no longer takes (another cuDNN version) is asked of the heuristic again.
+        if (r.algo >= 0 && r.algo < Count && workspace(static_cast<Algo>(r.algo), &r.workspace) == CUDNN_STATUS_SUCCESS &&
+            r.workspace <= max_workspace) {
+            libs.plans.use(problem, *saved, true);
+            libs.reserve_workspace(r.workspace);
+            return r;
+        }
+    }
+    std::string msg = cat("choosing the ", what, " algorithm of ", c.where);
+    int found = 0;
+    Perf perf[Count];
+    KILN_GPU_CHECK(query(Count, &found, perf), msg);
+    for (int i = 0; i < found; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > max_workspace) continue;
+        if (c.exact_fp32 && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
+        r.algo = static_cast<int>(perf[i].algo);
+        KILN_GPU_CHECK(workspace(perf[i].algo, &r.workspace), msg);
+        libs.plans.use(problem, std::string(reinterpret_cast<const char*>(&r.algo), sizeof(int)), false);
+        libs.reserve_workspace(r.workspace);
+        return r;
+    }
+    fail("gpu: cuDNN has no ", what, " algorithm for ", c.where);
+}
+
+}  // namespace
+
+dnn_convolution::dnn_convolution(dtype t, std::vector<std::size_t> xl, std::vector<std::size_t> wl,
+                                 std::vector<std::size_t> yl, std::vector<std::size_t> pad, std::vector<std::size_t> stride,
+                                 std::vector<std::size_t> dilation, std::size_t group, bool allow_tf32, std::string where_)
+    : where(std::move(where_)) {
+    cudnnDataType_t dt = dnn_type(t, where);
+    f64 = dt == CUDNN_DATA_DOUBLE;
+    exact_fp32 = dt == CUDNN_DATA_FLOAT && !allow_tf32;
+    if (xl.size() == 3) {   // the spatial dim of 1 added in front
+        for (auto* v : {&xl, &wl, &yl}) v->insert(v->begin() + 2, 1);
+        pad.insert(pad.begin(), 0);
+        stride.insert(stride.begin(), 1);
+        dilation.insert(dilation.begin(), 1);
+    }
+    std::vector<int> xi = ints(xl), wi = ints(wl), yi = ints(yl), p = ints(pad), s = ints(stride), d = ints(dilation);
+    cudnnMathType_t math = dt == CUDNN_DATA_FLOAT ? (allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH) : CUDNN_TENSOR_OP_MATH;
+    problem = cat(dtype_name(t), " x ", list(xi), " w ", list(wi), " y ", list(yi), " pad ", list(p), " stride ", list(s),
+                  " dilation ", list(d), " group ", group, " math ", static_cast<int>(math));
+    std::string msg = cat("describing the convolution of ", where);
+    KILN_GPU_CHECK(cudnnCreateTensorDescriptor(&x), msg);
+    KILN_GPU_CHECK(cudnnCreateTensorDescriptor(&y), msg);
+    KILN_GPU_CHECK(cudnnCreateFilterDescriptor(&w), msg);
+    KILN_GPU_CHECK(cudnnCreateConvolutionDescriptor(&conv), msg);
+    KILN_GPU_CHECK(cudnnSetTensorNdDescriptor(x, dt, static_cast<int>(xi.size()), xi.data(), standard_strides(xi).data()), msg);
+    KILN_GPU_CHECK(cudnnSetTensorNdDescriptor(y, dt, static_cast<int>(yi.size()), yi.data(), standard_strides(yi).data()), msg);
+    KILN_GPU_CHECK(cudnnSetFilterNdDescriptor(w, dt, CUDNN_TENSOR_NCHW, static_cast<int>(wi.size()), wi.data()), msg);
+    KILN_GPU_CHECK(cudnnSetConvolutionNdDescriptor(conv, static_cast<int>(p.size()), p.data(), s.data(), d.data(),
+                                                   CUDNN_CROSS_CORRELATION, f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT),
+                   msg);
+    KILN_GPU_CHECK(cudnnSetConvolutionGroupCount(conv, static_cast<int>(group)), msg);
+    KILN_GPU_CHECK(cudnnSetConvolutionMathType(conv, math), msg);
+}
+
+dnn_convolution::~dnn_convolution() {
+    if (x) cudnnDestroyTensorDescriptor(x);
+    if (y) cudnnDestroyTensorDescriptor(y);
+    if (w) cudnnDestroyFilterDescriptor(w);
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+}
+
+dnn_algorithm choose_forward(library_handles& libs, const dnn_convolution& c) {
+    cudnnHandle_t h = libs.dnn();
+    return choose<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+        libs, c, "convolution (forward)",
+        [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf) {
+            return cudnnGetConvolutionForwardAlgorithm_v7(h, c.x, c.w, c.conv, c.y, n, found, perf);
+        },
+        [&](cudnnConvolutionFwdAlgo_t a, std::size_t* bytes) {
+            return cudnnGetConvolutionForwardWorkspaceSize(h, c.x, c.w, c.conv, c.y, a, bytes);
+        });
+}
+
+dnn_algorithm choose_backward_data(library_handles& libs, const dnn_convolution& c) {
+    cudnnHandle_t h = libs.dnn();
+    return choose<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+        libs, c, "deconvolution (backward data)",
+        [&](int n, int* found, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
+            return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, c.w, c.y, c.conv, c.x, n, found, perf);
+        },
+        [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t* bytes) {
+            return cudnnGetConvolutionBackwardDataWorkspaceSize(h, c.w, c.y, c.conv, c.x, a, bytes);
+        });
+}
+
+}  // namespace kiln::gpu

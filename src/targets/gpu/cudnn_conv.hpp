@@ -1,0 +1,58 @@
+// cuDNN's legacy convolution API as convolution.cpp (forward) and deconvolution.cpp (backward
+// data, a transposed convolution) use it: the descriptors of one NCHW problem, and the choice of
+// its algorithm, kept in the executable's library plans so that a saved program asks no heuristic.
+#pragma once
+#include <cudnn.h>
+
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace kiln::gpu {
+
+struct library_handles;
+
+// The descriptors of y = conv(x, w) (a deconvolution computes x from y). Lens are N, C and 1-3
+// spatial dims, all standard; 1-d problems get a spatial dim of 1 in front (cuDNN wants at least
+// 4 dims). Padding is symmetric (`pad` per spatial dim): callers pad asymmetric cases themselves.
+// float32 computes without TF32 unless allowed; float16/bfloat16 accumulate in float32.
+struct dnn_convolution {
+    dnn_convolution(dtype t, std::vector<std::size_t> x, std::vector<std::size_t> w, std::vector<std::size_t> y,
+                    std::vector<std::size_t> pad, std::vector<std::size_t> stride, std::vector<std::size_t> dilation,
+                    std::size_t group, bool allow_tf32, std::string where);
+    ~dnn_convolution();
+    dnn_convolution(const dnn_convolution&) = delete;
+    dnn_convolution& operator=(const dnn_convolution&) = delete;
+
+    // alpha = 1 and beta = 0 in the compute type (double for float64).
+    const void* one() const { return f64 ? static_cast<const void*>(&one_d) : &one_f; }
+    const void* zero() const { return f64 ? static_cast<const void*>(&zero_d) : &zero_f; }
+
+    cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+    cudnnFilterDescriptor_t w = nullptr;
+    cudnnConvolutionDescriptor_t conv = nullptr;
+    bool f64 = false;
+    bool exact_fp32 = false;   // float32 without TF32: only algorithms that keep full fp32 math
+    std::string where;         // the instruction and its ONNX node
+    std::string problem;       // everything the algorithm choice depends on (library_plans' key)
+
+private:
+    float one_f = 1, zero_f = 0;
+    double one_d = 1, zero_d = 0;
+};
+
+// An algorithm and the workspace it needs.
+struct dnn_algorithm {
+    int algo = 0;
+    std::size_t workspace = 0;
+};
+
+// The algorithm of the forward convolution / of the backward data: the saved program's when it
+// has one cuDNN still takes for this problem, else the first of cuDNN's heuristic ranking that
+// succeeds, needs at most 256 MiB of workspace and keeps exact fp32 where asked. Either way it is
+// recorded in libs.plans and the shared workspace grows to fit it.
+dnn_algorithm choose_forward(library_handles& libs, const dnn_convolution& c);
+dnn_algorithm choose_backward_data(library_handles& libs, const dnn_convolution& c);
+
+}  // namespace kiln::gpu
