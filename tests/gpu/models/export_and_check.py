@@ -10,15 +10,17 @@ resnet50's compile cold (empty kernel cache) and warm.
                 ONNX Runtime on the TorchScript export does not match PyTorch (the traced masking
                 code of transformers 5 exports wrongly with padding), keeping the closer one.
 
-usage: export_and_check.py KILN_BINARY WORKDIR [MODEL...] [--perf] [--bisect] [--deadline S]
+usage: export_and_check.py KILN_BINARY WORKDIR [MODEL...] [--perf] [--bisect] [--phases] [--deadline S]
   --perf    kiln perf --gpu on resnet50 with and without the CUDA graph (KILN_GPU_GRAPHS=0)
   --bisect  kiln verify --bisect --gpu on mobilenet_v3_large in fp16 (finds the first instruction
             whose value diverges from ref's, if any)
+  --phases  where the wall time of `kiln run --gpu -O` goes, for each model (process start, the
+            ONNX load, then each line of the run with its time)
   --deadline S  stop waiting for the verifies (they run on ref, single-threaded, in the background
             while the rest goes on) S seconds after the start, recording those not finished
 Writes WORKDIR/models.json after each model and prints one SUMMARY line.
 """
-import json, os, re, subprocess, sys, time
+import json, os, pty, re, struct, subprocess, sys, time
 
 import numpy as np
 import torch
@@ -58,6 +60,65 @@ def run_kiln(tag, model, inputs, cache, extra=()):
     return np.load(os.path.join(out, sorted(os.listdir(out))[0])), log, wall
 
 
+def fnv64(data):   # the saved-program container's checksum (src/tools/saved_program.cpp)
+    data = bytes(data) + b"\0" * (-len(data) % 8)
+    h = 0xcbf29ce484222325
+    for (w,) in struct.iter_unpack("<Q", data):
+        h = ((h ^ w) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def without_library_plans(path, out):
+    """A copy of a saved program without its "gpu library plans" blob, as programs were saved before
+    they kept the plans: its section entry leaves the header, whose JSON is padded with spaces to its
+    old length (the sections stay where they are), and the header checksum is recomputed."""
+    data = bytearray(open(path, "rb").read())
+    n = int.from_bytes(data[16:24], "little")
+    header = json.loads(bytes(data[32:32 + n]))
+    header["sections"] = [x for x in header["sections"] if not (x["kind"] == "blob" and x["name"] == "gpu library plans")]
+    text = json.dumps(header).encode()
+    text += b" " * (n - len(text))
+    data[32:32 + n] = text
+    data[24:32] = fnv64(text).to_bytes(8, "little")
+    open(out, "wb").write(data)
+
+
+def timed_lines(cmd, env=None):
+    """Runs cmd on a pseudo-terminal (kiln's output is then line-buffered, and its compile progress
+    shows) and returns its exit status, wall time and each line with the seconds since the start."""
+    t0 = time.time()
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvpe(cmd[0], cmd, env or dict(os.environ))
+    lines, buf = [], b""
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        buf += data
+        *done, buf = re.split(rb"[\r\n]+", buf)
+        lines += [(round(time.time() - t0, 3), d.decode(errors="replace").strip()) for d in done if d.strip()]
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), round(time.time() - t0, 3), lines
+
+
+def phases(tag, model, inputs, cache):
+    """Where the wall time of `kiln run --gpu -O` goes: the process start alone, loading the ONNX file
+    (`kiln compile --ref`, no passes, no CUDA), and the run's lines as they appear (the compile report
+    gives the compile, `Time:` the runs; what follows it is the exit)."""
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    r = {"help_wall_s": timed_lines([kiln, "--help"])[1],
+         "ref_load_wall_s": timed_lines([kiln, "compile", model, "--ref"])[1]}
+    rc, wall, lines = timed_lines([kiln, "run", model, "--gpu", "-O", "--runs", "1", *input_flags(inputs)], env)
+    keep = r"Compiled|executable built|kernels|library plans|Running on|Time:|error|^\[|pass"
+    r["run"] = {"rc": rc, "wall_s": wall, "first_line_s": lines[0][0] if lines else None,
+                "lines": [f"{t:7.3f} {l[:150]}" for t, l in lines if re.search(keep, l)][-24:]}
+    return r
+
+
 def compile_times(model, tag):
     cache = os.path.join(work, tag + "_compile_cache")
     subprocess.run(["rm", "-rf", cache])
@@ -67,9 +128,13 @@ def compile_times(model, tag):
         report = [l.strip() for l in log.splitlines() if re.search(r"Compiled|kernels|error", l)][:4]
         times.append({"attempt": attempt, "wall_s": round(wall, 3), "rc": rc, "report": report})
     # The saved program runs without compiling: its report says where the kernels came from.
-    rc, log, wall = sh([kiln, "run", os.path.join(work, tag + ".kiln"), "--gpu"], os.path.join(work, tag + "_empty_cache"))
-    times.append({"attempt": "saved program", "wall_s": round(wall, 3), "rc": rc,
-                  "report": [l.strip() for l in log.splitlines() if re.search(r"kernels|built|error", l)][:4]})
+    # With its library plans, and without them (the cuBLASLt and cuDNN heuristics asked again).
+    saved = os.path.join(work, tag + ".kiln")
+    without_library_plans(saved, os.path.join(work, tag + "_no_plans.kiln"))
+    for attempt, path in (("saved program", saved), ("saved program without library plans", os.path.join(work, tag + "_no_plans.kiln"))):
+        rc, log, wall = sh([kiln, "run", path, "--gpu", "--runs", "1"], os.path.join(work, tag + "_empty_cache"))
+        times.append({"attempt": attempt, "wall_s": round(wall, 3), "rc": rc,
+                      "report": [l.strip() for l in log.splitlines() if re.search(r"kernels|built|plans|Time:|error", l)][:6]})
     return times
 
 
@@ -97,24 +162,35 @@ def check(tag, model, inputs, want):
         entry[f"{precision}_run_wall_s"] = round(wall, 2)
     # ref's side of verify takes minutes on the transformers: it runs in the background.
     log = open(os.path.join(work, tag + "_verify.log"), "w")
+    verify_starts[tag] = time.time()
     verifies[tag] = subprocess.Popen([kiln, "verify", model, "--gpu", "-O", *input_flags(inputs)], stdout=log,
                                      stderr=subprocess.STDOUT, env=dict(os.environ, XDG_CACHE_HOME=cache))
     if tag == "resnet50":
         entry["compile"] = compile_times(model, tag)
+    if "--phases" in flags:
+        entry["phases"] = phases(tag, model, inputs, cache)
     results[tag] = entry
     print(tag, json.dumps(entry, indent=1), flush=True)
     dump()
 
 
-verifies = {}
+verifies, verify_starts, verify_ends = {}, {}, {}
+
+
+def note_finished_verifies():   # when each background verify ended, polled between the steps
+    for tag, p in verifies.items():
+        if tag not in verify_ends and p.poll() is not None:
+            verify_ends[tag] = time.time()
 
 
 def collect_verifies():
     for tag, p in verifies.items():
+        note_finished_verifies()
         try:
             p.wait(timeout=max(1, deadline - (time.time() - start)))
             log = open(os.path.join(work, tag + "_verify.log")).read()
             results[tag]["verify_rc"] = p.returncode
+            results[tag]["verify_wall_s"] = round(verify_ends.get(tag, time.time()) - verify_starts[tag], 1)
             results[tag]["verify"] = [l.strip() for l in log.splitlines() if re.search(r"PASS|FAIL|RMS|error", l)][-4:]
         except subprocess.TimeoutExpired:
             p.kill()
@@ -171,6 +247,22 @@ def vision(name):
     m = getattr(torchvision.models, name)().eval()
     if name == "vit_b_16":   # torchvision zero-initialises ViT's head: the output would be all zeros
         torch.nn.init.normal_(m.heads.head.weight, std=0.05)
+    if name == "mobilenet_v3_large":
+        # With its initial running statistics (mean 0, variance 1) every batch norm is the identity
+        # and the random network shrinks its activations to logits of RMS ~2.5e-10, below float16's
+        # range: the fp16 check would compare underflowed zeros. Statistics from random batches (one
+        # cumulative pass in training mode) normalise each layer as trained weights would, and the
+        # head is scaled so the logits have RMS ~1.
+        for mod in m.modules():
+            if isinstance(mod, torch.nn.BatchNorm2d):
+                mod.reset_running_stats()
+                mod.momentum = None
+        with torch.no_grad():
+            m.train()(torch.randn(8, 3, 224, 224))
+            m.eval()
+            rms = m(torch.randn(4, 3, 224, 224)).pow(2).mean().sqrt()
+            m.classifier[-1].weight /= rms
+            m.classifier[-1].bias /= rms
     x = torch.randn(1, 3, 224, 224)
     path = os.path.join(work, name + ".onnx")
     with torch.no_grad():
@@ -222,6 +314,7 @@ for tag in which:
     try:
         made[tag] = makers[tag]()
         check(tag, *made[tag])
+        note_finished_verifies()
     except Exception as e:   # an export failure is recorded, the other models still run
         results[tag] = {"error": f"{type(e).__name__}: {str(e)[:1500]}"}
         print(tag, "error:", results[tag]["error"], flush=True)
