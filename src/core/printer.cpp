@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "core/module.hpp"
+#include "core/printer.hpp"
 #include "core/visit.hpp"
 
 namespace kiln {
@@ -45,9 +46,8 @@ std::string literal_values(const literal& lit) {
     }
     return s + "}";
 }
-}  // namespace
-
-void print(std::ostream& os, const module& m) {
+// max_values 0: every value.
+void print_module(std::ostream& os, const module& m, std::size_t max_values) {
     std::unordered_map<const instruction*, std::string> names;
     std::size_t count = 0;
     for (const auto& ins : m) {
@@ -57,7 +57,9 @@ void print(std::ostream& os, const module& m) {
         if (ins.is_param()) {
             os << "@param:" << name;
         } else if (ins.is_literal()) {
-            os << "@literal" << literal_values(ins.get_literal());
+            const literal& lit = ins.get_literal();
+            bool brief = max_values && lit.get_argument().get_shape().elements() > max_values;
+            os << "@literal" << (brief ? std::string("{ ... }") : literal_values(lit));
         } else {
             os << to_string(ins.get_operator()) << "(";
             for (std::size_t i = 0; i < ins.inputs().size(); ++i) os << (i ? "," : "") << names[&*ins.inputs()[i]];
@@ -74,14 +76,20 @@ void print(std::ostream& os, const module& m) {
     }
 }
 
-void print(std::ostream& os, const program& p) {
+}  // namespace
+
+void print(std::ostream& os, const module& m) { print_module(os, m, 0); }
+
+void print(std::ostream& os, const program& p, std::size_t max_literal_values) {
     bool first = true;
     for (const auto* m : p.modules()) {
         os << (first ? "" : "\n") << "module: \"" << m->name() << "\"\n";
-        print(os, *m);
+        print_module(os, *m, max_literal_values);
         first = false;
     }
 }
+
+void print(std::ostream& os, const program& p) { print(os, p, 0); }
 
 std::string to_string(const program& p) {
     std::ostringstream os;

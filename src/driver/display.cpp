@@ -6,25 +6,14 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/printer.hpp"
 
 namespace kiln::driver {
 
 std::string brief_program(const program& p, std::size_t max_values) {
-    std::istringstream in(to_string(p));
-    std::string out, line;
-    while (std::getline(in, line)) {
-        // A literal line is "NAME = @literal{v, v, ...} -> SHAPE"; values never contain " -> ".
-        auto open = line.find(" = @literal{");
-        auto arrow = line.rfind("} -> ");
-        if (open != std::string::npos && arrow != std::string::npos) {
-            auto first = open + std::string(" = @literal{").size();
-            auto commas = std::count(line.begin() + first, line.begin() + arrow, ',');
-            if (static_cast<std::size_t>(commas) + 1 > max_values)
-                line = line.substr(0, first) + " ... " + line.substr(arrow);
-        }
-        out += line + "\n";
-    }
-    return out;
+    std::ostringstream os;
+    print(os, p, max_values);
+    return os.str();
 }
 
 std::string format_values(const argument& a, std::size_t limit) {
