@@ -2,7 +2,8 @@
 // inputs: CUDA graph replays take each run's inputs, saved programs carry their kernels and library
 // plans (loading one compiles nothing, writes nothing to the kernel cache and asks no library
 // heuristic) and refuse another architecture,
-// --no-cache, --allow-tf32 and --device, and caller device buffers through run_into.
+// --no-cache, --allow-tf32 and --device, and caller device buffers through run_into (bound into
+// the CUDA graph's replays without a copy, rebound when they change).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
 #include "targets/gpu/device.hpp"
+#include "targets/gpu/graph_bindings.hpp"
 #include "tools/saved_program.hpp"
 
 namespace kiln {
@@ -219,6 +221,77 @@ TEST(gpu_executable, run_into_device_buffers) {
     } catch (const error& e) {
         EXPECT_NE(std::string(e.what()).find("input 'x' is given as a device buffer, but"), std::string::npos) << e.what();
     }
+}
+
+// Caller device buffers in a CUDA graph replay are read and written in place: cuBLASLt (dense),
+// cuDNN (conv) and generated kernels (the pointwise tails, a view output of the input) take the
+// caller's pointers, rebound when the buffers change between runs and back to the executable's own
+// for a host input, a misaligned buffer is copied instead; every run against ref on fresh inputs.
+void check_in_place(const program& p, const std::string& input) {
+    SCOPED_TRACE(to_string(p));
+    auto exe = make_target("gpu")->compile(p.clone());
+    const shape xs = p.main().get_parameter(input)->get_shape();
+    const auto outs = p.main().output_shapes();
+    struct buffers {
+        gpu::device_buffer x;
+        std::vector<gpu::device_buffer> y;
+    };
+    std::vector<buffers> sets(2);
+    for (auto& b : sets) {
+        b.x = gpu::device_buffer(xs.bytes() + 256, "x");   // + 256: room for a misaligned copy
+        for (const auto& s : outs) b.y.emplace_back(s.bytes(), "y");
+    }
+    std::size_t bound_runs = 0;
+    for (std::uint64_t run = 1; run <= 8; ++run) {
+        auto in = random_inputs(p, run);
+        auto& b = sets[run % 2];
+        bool host_input = run == 5, misaligned = run == 6;
+        std::byte* xp = b.x.data() + (misaligned ? 64 : 0);
+        gpu::copy_to_device(xp, in[input].data(), xs.bytes(), "x");
+        caller_inputs ci;
+        for (const auto& [name, a] : in) ci[name] = caller_buffer{a};
+        if (!host_input) ci[input] = caller_buffer{argument(xs, xp, nullptr), true};
+        std::vector<caller_buffer> out;
+        for (std::size_t i = 0; i < outs.size(); ++i) {
+            gpu::copy_to_device(b.y[i].data(), std::vector<float>(outs[i].elements(), NAN).data(), outs[i].bytes(), "y");
+            out.push_back({argument(outs[i], b.y[i].data(), nullptr), true});
+        }
+        auto before = gpu::in_place_counts(*exe);
+        exe->run_into(ci, out);
+        auto after = gpu::in_place_counts(*exe);
+        auto want = make_target("ref")->compile(p.clone())->run(in);
+        for (std::size_t i = 0; i < outs.size(); ++i) {
+            argument got(outs[i]);
+            gpu::copy_to_host(got.data(), b.y[i].data(), outs[i].bytes(), "y");
+            EXPECT_LT(rel_l2(got, want[i]), 1e-5) << "run " << run << ", output " << i;
+        }
+        // Run 1 launches the steps one by one (and captures the graph): copies. Later device
+        // inputs are bound unless misaligned; the outputs are bound where the plan lets them.
+        if (run == 1 || host_input || misaligned) {
+            EXPECT_EQ(after.inputs, before.inputs) << "run " << run;
+        } else {
+            EXPECT_EQ(after.inputs, before.inputs + 1) << "run " << run;
+            EXPECT_GT(after.outputs, before.outputs) << "run " << run;
+            ++bound_runs;
+        }
+    }
+    EXPECT_EQ(bound_runs, 5u);
+}
+
+TEST(gpu_executable, caller_buffers_are_bound_into_graph_replays) {
+    check_in_place(dense_program(), "x");
+    check_in_place(parse_text("x = @param:x -> float_type, {1, 8, 12, 12}\n"
+                              "w = @param:w -> float_type, {16, 8, 3, 3}\n"
+                              "@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w)\n"
+                              "@1 = tanh(@0)\n"
+                              "@2 = @return(@1)\n"),
+                   "x");
+    // Output 0 is a view of the input: it is read from the caller's input buffer.
+    check_in_place(parse_text("x = @param:x -> float_type, {4, 6}\n"
+                              "@0 = reshape[dims={6, 4}](x)\n"
+                              "@1 = exp(x)\n"
+                              "@2 = @return(@0,@1)\n"),
+                   "x");
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 // inputs in, launches the steps lowering made (pointers bound at load, so nothing is compiled or
 // allocated), copies the outputs back into pinned buffers it owns, and synchronises once; then it
 // reads the run-time checks' error slots (error_flags.hpp), copied back with the outputs. Inputs
-// and outputs may also be the caller's device buffers (copied on the device, no host round trip).
+// and outputs may also be the caller's device buffers: a replay of the CUDA graph reads and writes
+// them in place where it can (graph_bindings.hpp), other runs copy them on the device.
 // A cancel or --timeout (core/cancel.hpp) is checked before each launch: each step's when the
 // steps launch one by one, the graph's when a run replays the CUDA graph.
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -21,6 +23,7 @@
 #include "targets/gpu/device.hpp"
 #include "targets/gpu/error_flags.hpp"
 #include "targets/gpu/gpu_error.hpp"
+#include "targets/gpu/graph_bindings.hpp"
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
 
@@ -106,11 +109,13 @@ public:
     }
     ~gpu_executable() override {
         if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+        if (graph_) cudaGraphDestroy(graph_);
         if (ready_) cudaEventDestroy(ready_);
     }
 
     const program& get_program() const override { return prog_; }
     const executable_stats& stats() const override { return stats_; }
+    caller_buffers_in_place in_place() const { return in_place_; }
     std::vector<argument> run(const param_map& inputs) override {
         caller_inputs in;
         for (const auto& [name, a] : inputs) in.emplace(name, caller_buffer{a});
@@ -202,7 +207,7 @@ private:
 
     // Host inputs go through pinned staging; device inputs are copied on the device after the
     // stream they are ready on (the parameters' buffers stay where the steps were bound).
-    void stage_inputs(const caller_inputs& inputs) {
+    void stage_inputs(const caller_inputs& inputs, std::span<std::byte* const> bound) {
         param_map args;
         for (const auto& [name, b] : inputs) args.emplace(name, b.arg);
         auto ordered = order_inputs(prog_.main(), args);
@@ -216,6 +221,7 @@ private:
                 auto* on = static_cast<cudaStream_t>(b.ready_on);
                 KILN_GPU_CHECK(cudaEventRecord(ready_, on ? on : cudaStreamLegacy), cat("waiting for ", label));
                 KILN_GPU_CHECK(cudaStreamWaitEvent(stream_.get(), ready_, 0), cat("waiting for ", label));
+                if (bound[i]) continue;   // the graph reads it in place
                 KILN_GPU_CHECK(cudaMemcpyAsync(params_[i].buffer.data(), b.arg.data(), want.bytes(),
                                                cudaMemcpyDeviceToDevice, stream_.get()),
                                cat("copying ", label, " on the device"));
@@ -241,11 +247,12 @@ private:
         }
     }
 
-    void launch_steps(const instruction_observer* observe) {
+    void launch_steps(const instruction_observer* observe, std::span<std::byte* const> bound) {
         const module& m = prog_.main();
         errors_.clear(stream_.get());
         if (!observe && graph_exec_) {
             check_cancelled([&] { return cat("the CUDA graph of ", m.name(), " (not launched)"); });
+            if (bindings_) bindings_->bind(graph_exec_, bound);
             KILN_GPU_CHECK(cudaGraphLaunch(graph_exec_, stream_.get()), "launching the program's CUDA graph");
             return;
         }
@@ -285,29 +292,97 @@ private:
             fail("gpu: capturing the program as a CUDA graph failed (KILN_GPU_GRAPHS=0 runs without one): ", e.what());
         }
         KILN_GPU_CHECK(cudaStreamEndCapture(stream_.get(), &graph), "capturing the program as a CUDA graph");
-        std::unique_ptr<CUgraph_st, decltype(&cudaGraphDestroy)> owned(graph, &cudaGraphDestroy);
+        graph_ = graph;   // kept: binding caller buffers names its nodes
         KILN_GPU_CHECK(cudaGraphInstantiate(&graph_exec_, graph, 0), cat("instantiating the CUDA graph of ", m.name()));
+        bindings_ = std::make_unique<graph_bindings>(graph_, bindable_ranges());
+    }
+
+    // What a replay can bind to caller buffers: each parameter's buffer, then each output's range
+    // of the arena where only that output lives there (anything else the plan puts in that range
+    // lies wholly inside it, so it moves along; a view of a parameter or literal is not bound).
+    std::vector<byte_range> bindable_ranges() const {
+        std::vector<byte_range> r;
+        for (const auto& p : params_) r.push_back({p.buffer.bytes() ? p.buffer.data() : nullptr, p.buffer.bytes()});
+        auto overlap = [](const std::byte* a, std::size_t an, const std::byte* b, std::size_t bn) { return a < b + bn && b < a + an; };
+        for (std::size_t i = 0; i < outputs_.size(); ++i) {
+            const shape& s = outputs_[i].ins->get_shape();
+            std::byte* a = address_of(*outputs_[i].ins);
+            std::size_t n = s.bytes();
+            bool own = n > 0 && a >= arena_.data() && a + n <= arena_.data() + plan_.arena_bytes;
+            for (std::size_t j = 0; own && j < outputs_.size(); ++j)
+                own = j == i || !overlap(a, n, address_of(*outputs_[j].ins), outputs_[j].ins->get_shape().bytes());
+            for (const auto& [ins, off] : plan_.offsets) {
+                std::byte* b = arena_.data() + off;
+                std::size_t bn = ins->get_shape().bytes();
+                own = own && (!overlap(a, n, b, bn) || (b >= a && b + bn <= a + n));
+            }
+            r.push_back(own ? byte_range{a, n} : byte_range{});
+        }
+        return r;
+    }
+
+    // The caller buffers this run binds into the graph (null: copied), by bindable range: device
+    // buffers of a graph replay, 256-byte aligned (as the library plans assume); an output buffer
+    // that overlaps an input's or another output's is copied after the graph instead.
+    std::vector<std::byte*> choose_bindings(const caller_inputs& inputs, std::span<const caller_buffer> into,
+                                            const instruction_observer* observe) {
+        std::vector<std::byte*> bound(params_.size() + outputs_.size(), nullptr);
+        if (observe || !graph_exec_ || !bindings_) return bound;
+        auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 256 == 0; };
+        std::vector<std::pair<const std::byte*, std::size_t>> taken;   // caller device memory in use
+        for (std::size_t i = 0; i < params_.size(); ++i) {
+            auto it = inputs.find(params_[i].name);
+            if (it == inputs.end() || !it->second.on_device) continue;
+            taken.emplace_back(it->second.arg.data(), it->second.arg.get_shape().bytes());
+            if (bindings_->bindable(i) && aligned(it->second.arg.data())) bound[i] = it->second.arg.data();
+        }
+        for (std::size_t i = 0; i < into.size() && i < outputs_.size(); ++i) {
+            if (!into[i].on_device || !bindings_->bindable(params_.size() + i) || !aligned(into[i].arg.data())) continue;
+            check_device_buffer(into[i], outputs_[i].ins->get_shape(), cat("output ", i));   // before the graph writes it
+            const std::byte* b = into[i].arg.data();
+            std::size_t n = into[i].arg.get_shape().bytes();
+            bool apart = true;
+            for (const auto& [t, tn] : taken) apart = apart && (b + n <= t || t + tn <= b);
+            taken.emplace_back(b, n);
+            if (apart) bound[params_.size() + i] = into[i].arg.data();
+        }
+        for (std::size_t i = 0; i < bound.size(); ++i)
+            if (bound[i]) ++(i < params_.size() ? in_place_.inputs : in_place_.outputs);
+        return bound;
+    }
+
+    // Where an output's value is after the run: in the caller's buffer of a bound parameter when
+    // the output is a view of it, else at its own address.
+    const std::byte* output_source(const output_slot& o, std::span<std::byte* const> bound) const {
+        const std::byte* a = address_of(*o.ins);
+        for (std::size_t i = 0; i < params_.size(); ++i) {
+            const std::byte* b = params_[i].buffer.data();
+            if (bound[i] && a >= b && a < b + params_[i].buffer.bytes()) return bound[i] + (a - b);
+        }
+        return a;
     }
 
     std::vector<argument> run_impl(const caller_inputs& inputs, std::span<const caller_buffer> into,
                                    const instruction_observer* observe) {
         use_device(dev_);
         const module& m = prog_.main();
-        stage_inputs(inputs);
-        launch_steps(observe);
+        std::vector<std::byte*> bound = choose_bindings(inputs, into, observe);
+        stage_inputs(inputs, bound);
+        launch_steps(observe, bound);
         std::vector<argument> r;
         for (std::size_t i = 0; i < outputs_.size(); ++i) {
             const output_slot& o = outputs_[i];
             const shape& s = o.ins->get_shape();
             if (i < into.size() && into[i].on_device) {
+                if (bound[params_.size() + i]) continue;   // the graph wrote it in place
                 std::string label = cat("output ", i);
                 check_device_buffer(into[i], s, label);
-                KILN_GPU_CHECK(cudaMemcpyAsync(into[i].arg.data(), address_of(*o.ins), s.bytes(), cudaMemcpyDeviceToDevice,
+                KILN_GPU_CHECK(cudaMemcpyAsync(into[i].arg.data(), output_source(o, bound), s.bytes(), cudaMemcpyDeviceToDevice,
                                                stream_.get()),
                                cat("copying ", label, " on the device"));
                 continue;
             }
-            KILN_GPU_CHECK(cudaMemcpyAsync(o.host.data(), address_of(*o.ins), s.bytes(), cudaMemcpyDeviceToHost, stream_.get()),
+            KILN_GPU_CHECK(cudaMemcpyAsync(o.host.data(), output_source(o, bound), s.bytes(), cudaMemcpyDeviceToHost, stream_.get()),
                            cat("copying the output ", describe(m, *o.ins), " to the host"));
             r.emplace_back(s, o.host.data(), nullptr);
         }
@@ -338,9 +413,21 @@ private:
     device_error_flags errors_;
     pinned_buffer errors_host_;
     cudaEvent_t ready_ = nullptr;
+    cudaGraph_t graph_ = nullptr;
     cudaGraphExec_t graph_exec_ = nullptr;
+    std::unique_ptr<graph_bindings> bindings_;   // made with the graph
+    caller_buffers_in_place in_place_;
     executable_stats stats_;
 };
+
+}  // namespace
+
+caller_buffers_in_place in_place_counts(const executable& e) {
+    auto* g = dynamic_cast<const gpu_executable*>(&e);
+    return g ? g->in_place() : caller_buffers_in_place{};
+}
+
+namespace {
 
 class gpu_target final : public target {
 public:
