@@ -78,8 +78,12 @@ argument convert::compute(const shape& out, std::span<const argument> args) cons
         visit_type(out.type(), [&](auto to) {
             using To = decltype(to);
             To* y = r.as<To>();
-            for (std::size_t i = 0; i < out.elements(); ++i)
-                y[i] = convert_one<To>(x[xs.index(i)], target_type, saturate, rounding);
+            const std::size_t n = out.elements();
+            if (xs.standard()) {   // the common case (a literal converted by convert_precision): no index arithmetic
+                for (std::size_t i = 0; i < n; ++i) y[i] = convert_one<To>(x[i], target_type, saturate, rounding);
+                return;
+            }
+            for (std::size_t i = 0; i < n; ++i) y[i] = convert_one<To>(x[xs.index(i)], target_type, saturate, rounding);
         });
     });
     return r;
