@@ -12,11 +12,13 @@
 #                                  GPU test (needs `ninja kiln_c_api_tests _kiln` first)
 #   scripts/gpu-test.sh io DIR     on the GPU machine: caller device pointers through the C API tests
 #                                  (c_api_device.*) and torch.cuda tensors through Python (test_gpu.py)
-#   scripts/gpu-test.sh sanitize DIR  on the GPU machine: compute-sanitizer memcheck over the device
-#                                  tests and the fp32 op cases, racecheck over the device tests and the
-#                                  op cases of shared-memory kernels (reductions, softmax, norms,
-#                                  attention, pooling), each with its own log and exit status;
-#                                  MEMCHECK_FILTER / RACECHECK_FILTER (gtest filters) narrow them
+#   scripts/gpu-test.sh sanitize DIR  on the GPU machine: compute-sanitizer memcheck and racecheck
+#                                  over every GPU test, each in SANITIZE_SHARDS (6) parallel gtest
+#                                  shards with its own log; MEMCHECK_FILTER / RACECHECK_FILTER (gtest
+#                                  filters) narrow them, SANITIZE_TIMEOUT bounds each shard
+#   scripts/gpu-test.sh bind-cost DIR WORK  on the GPU machine, after `io`: resnet50's run time with
+#                                  torch.cuda tensors bound in place, rebound each run, copied, and
+#                                  host arrays (bind_cost.py)
 #   scripts/gpu-test.sh conformance-pack DIR  pack, plus the ONNX conformance runner, its lists and
 #                                  the node cases of the pinned onnx (build/onnx-node-data, compressed)
 #   scripts/gpu-test.sh conformance DIR [ARGS]  on the GPU machine: unpacks the ONNX backend node
@@ -27,8 +29,8 @@
 #                                  findings and the totals; WRITE_EXPECTED=FILE writes the failing
 #                                  cases as a new list. ARGS go to kiln_onnx_conformance.
 set -euo pipefail
-cmd=${1:?usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|conformance-pack|conformance DIR}
-dir=${2:?usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|conformance-pack|conformance DIR}
+cmd=${1:?usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|bind-cost|conformance-pack|conformance DIR}
+dir=${2:?usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|bind-cost|conformance-pack|conformance DIR}
 shift 2
 case "$cmd" in
 pack)
@@ -57,7 +59,7 @@ pack-io)
     cp "$root/build/libkiln_api.so" "$dir/lib/"
     rm -rf "$dir/python" && mkdir -p "$dir/python/kiln"
     cp -L "$root"/build/python/kiln/* "$dir/python/kiln/"
-    cp "$root/tests/python/test_gpu.py" "$dir/"
+    cp "$root/tests/python/test_gpu.py" "$root/tests/gpu/models/bind_cost.py" "$dir/"
     # The extension's sources and kiln's headers, to build it there for another Python version.
     rm -rf "$dir/src" "$dir/include" && mkdir -p "$dir/python/src"
     cp "$root"/python/src/* "$dir/python/src/"
@@ -66,7 +68,7 @@ pack-io)
     strip --strip-debug "$dir/bin/kiln_c_api_tests" "$dir/lib/libkiln_api.so" "$dir"/python/kiln/*.so
     du -sh "$dir"
     ;;
-run|models|io|sanitize)
+run|models|io|sanitize|bind-cost)
     dir="$(cd "$dir" && pwd)"
     for z in "$dir"/lib/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done
     libs="$dir/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib"
@@ -78,6 +80,7 @@ run|models|io|sanitize)
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
     case "$cmd" in
     models) python3 "$dir/export_and_check.py" "$dir/bin/kiln" "$@" ;;
+    bind-cost) PYTHONPATH="$dir/python" python3 "$dir/bind_cost.py" "$@" ;;
     run) "$dir/bin/kiln_gpu_tests" "$@" ;;
     io)
         if ! PYTHONPATH="$dir/python" python3 -c "import kiln" 2>/dev/null; then
@@ -101,19 +104,34 @@ run|models|io|sanitize)
         exit $status
         ;;
     sanitize)
-        # One log per tool under ${OUT:-.}; the exit status says whether any tool found an error.
+        # Every GPU test under each tool, in SANITIZE_SHARDS (default 6) gtest shards per tool run
+        # at once (the sanitizers are CPU-bound; the machine has 16 cores); one log per tool and
+        # shard under ${OUT:-.}, SANITIZE_TIMEOUT (seconds, default none) bounds each. The exit
+        # status says whether any found an error. API errors are not reported: kiln checks every
+        # CUDA call itself, and graph_bindings.cpp asks cuFuncGetParamInfo one index past each
+        # kernel's last parameter by design (CUDA has no parameter count).
         out=${OUT:-.}
         san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-        shared='cases/*reduce*fp32:cases/*softmax*fp32:cases/*norm*fp32:cases/*attention*fp32:cases/*pool*fp32'
-        status=0
-        "$san" --tool memcheck --error-exitcode 99 --log-file "$out/memcheck.log" \
-            "$dir/bin/kiln_gpu_tests" --gtest_filter="${MEMCHECK_FILTER:-gpu_device.*:gpu_executable.*:cases/*_fp32}" \
-            > "$out/memcheck.out" 2>&1 || status=1
-        "$san" --tool racecheck --error-exitcode 99 --log-file "$out/racecheck.log" \
-            "$dir/bin/kiln_gpu_tests" --gtest_filter="${RACECHECK_FILTER:-gpu_device.*:$shared}" \
-            > "$out/racecheck.out" 2>&1 || status=1
+        shards=${SANITIZE_SHARDS:-6}
+        limit=${SANITIZE_TIMEOUT:+timeout $SANITIZE_TIMEOUT}
+        pids=()
         for t in memcheck racecheck; do
-            echo "$t: $(tail -1 "$out/$t.log")"; tail -3 "$out/$t.out"
+            filter=$([ $t = memcheck ] && echo "${MEMCHECK_FILTER:-*}" || echo "${RACECHECK_FILTER:-*}")
+            for ((k = 0; k < shards; k++)); do
+                GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$k $limit "$san" --tool $t --report-api-errors no \
+                    --error-exitcode 99 --log-file "$out/$t.$k.log" "$dir/bin/kiln_gpu_tests" --gtest_filter="$filter" \
+                    > "$out/$t.$k.out" 2>&1 &
+                pids+=($!)
+            done
+        done
+        status=0
+        for p in "${pids[@]}"; do wait "$p" || status=1; done
+        for t in memcheck racecheck; do
+            for ((k = 0; k < shards; k++)); do
+                echo "$t shard $k/$shards: $(grep -h 'SUMMARY' "$out/$t.$k.log" | tail -1);" \
+                     "$(grep -c '^\[       OK \]' "$out/$t.$k.out") tests passed, $(grep -c '^\[  FAILED  \]' "$out/$t.$k.out") failed;" \
+                     "$(tail -1 "$out/$t.$k.out")"
+            done
         done
         exit $status
         ;;
@@ -170,5 +188,5 @@ conformance)
     fi
     exit $rc
     ;;
-*) echo "usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|conformance-pack|conformance DIR" >&2; exit 2 ;;
+*) echo "usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|bind-cost|conformance-pack|conformance DIR" >&2; exit 2 ;;
 esac
