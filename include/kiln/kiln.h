@@ -124,7 +124,9 @@ KILN_API kiln_status kiln_shape_string(kiln_shape_t s, const char** out);
 KILN_API kiln_status kiln_argument_create(kiln_argument_t* out, kiln_shape_t s, void* data);
 /* An argument over device memory the caller owns (a CUDA device pointer of at least
  * kiln_shape_bytes bytes, row-major packed), for kiln_program_run on a gpu program: inputs are
- * read and outputs written on the device, with no copy through the host. The run waits on the
+ * read and outputs written on the device, with no copy through the host; from the second run on
+ * (once the program's CUDA graph is captured) 256-byte aligned buffers are read and written in
+ * place, with no copy at all (docs/gpu.md, "Zero copy"). The run waits on the
  * device for work queued on the legacy default stream before reading inputs, and the outputs are
  * complete when the run returns. Targets without a device refuse it (KILN_STATUS_RUN_ERROR). */
 KILN_API kiln_status kiln_argument_create_device(kiln_argument_t* out, kiln_shape_t s, void* device_data);
