@@ -268,5 +268,31 @@ TEST(gpu_no_device, a_set_error_slot_fails_naming_the_instruction) {
     }
 }
 
+// A saved program's library plans: what an executable used comes back by problem, bytes exact (a
+// plan is raw data, e.g. a cublasLtMatmulAlgo_t); a damaged blob is an error, not a guess.
+TEST(gpu_no_device, library_plans_round_trip_through_their_blob) {
+    gpu::library_plans made;
+    std::string algo("\x00\x01\xff\t\n plan", 10);
+    made.use("cublaslt matmul a float_type, {64, 512}", algo, false);
+    made.use("convolution (forward) float x 1x8x12x12", std::string("\x02\x00\x00\x00", 4), false);
+    EXPECT_EQ(made.queried, 2u);
+    std::string blob = made.serialize();
+    gpu::library_plans loaded;
+    loaded.read_saved(reinterpret_cast<const std::byte*>(blob.data()), blob.size());
+    ASSERT_NE(loaded.saved("cublaslt matmul a float_type, {64, 512}"), nullptr);
+    EXPECT_EQ(*loaded.saved("cublaslt matmul a float_type, {64, 512}"), algo);
+    EXPECT_EQ(loaded.saved("convolution (forward) float x 1x8x12x12")->size(), 4u);
+    EXPECT_EQ(loaded.saved("another problem"), nullptr);
+    for (std::string bad : {std::string("no tab\n"), blob.substr(0, blob.size() - 1), std::string("p\tzz\n"), std::string("p\tabc\n")}) {
+        gpu::library_plans damaged;
+        try {
+            damaged.read_saved(reinterpret_cast<const std::byte*>(bad.data()), bad.size());
+            ADD_FAILURE() << "read: " << bad;
+        } catch (const error& e) {
+            EXPECT_NE(std::string(e.what()).find("library plans are unreadable"), std::string::npos) << e.what();
+        }
+    }
+}
+
 }  // namespace
 }  // namespace kiln
