@@ -306,11 +306,16 @@ private:
         auto overlap = [](const std::byte* a, std::size_t an, const std::byte* b, std::size_t bn) { return a < b + bn && b < a + an; };
         for (std::size_t i = 0; i < outputs_.size(); ++i) {
             const shape& s = outputs_[i].ins->get_shape();
+            if (!s.is_tensor()) {   // a tuple's elements live apart: copied
+                r.push_back({});
+                continue;
+            }
             std::byte* a = address_of(*outputs_[i].ins);
             std::size_t n = s.bytes();
             bool own = n > 0 && a >= arena_.data() && a + n <= arena_.data() + plan_.arena_bytes;
             for (std::size_t j = 0; own && j < outputs_.size(); ++j)
-                own = j == i || !overlap(a, n, address_of(*outputs_[j].ins), outputs_[j].ins->get_shape().bytes());
+                own = j == i || !outputs_[j].ins->get_shape().is_tensor() ||
+                      !overlap(a, n, address_of(*outputs_[j].ins), outputs_[j].ins->get_shape().bytes());
             for (const auto& [ins, off] : plan_.offsets) {
                 std::byte* b = arena_.data() + off;
                 std::size_t bn = ins->get_shape().bytes();
