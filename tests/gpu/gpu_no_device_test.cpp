@@ -134,7 +134,7 @@ const std::set<std::string> expected_unsupported = {
     "nll_loss", "nonmax_suppression", "nonzero", "one_hot", "onnx_node", "optional", "optional_get_element",
     "optional_has_element", "pointwise", "quantizelinear", "range", "roi_align", "scan", "sequence_at",
     "sequence_construct", "sequence_empty", "sequence_erase", "sequence_insert", "sequence_length",
-    "sequence_map", "split_to_sequence", "tensor_scatter", "tfidf_vectorizer", "topk", "tree_ensemble",
+    "sequence_map", "split_to_sequence", "tensor_scatter", "tfidf_vectorizer", "tree_ensemble",
     "unique",
 };
 
@@ -265,6 +265,31 @@ TEST(gpu_no_device, a_set_error_slot_fails_naming_the_instruction) {
                       "(valid: -3 to 2)"),
                   std::string::npos)
             << e.what();
+    }
+}
+
+// Tuple results: split's pieces are views (no step) and topk is one kernel writing both elements
+// of its tuple; the program is supported and topk's kernels compile in each order and type.
+TEST(gpu_no_device, split_and_topk_tuples_are_supported_and_topk_kernels_compile) {
+    for (const char* type : {"float_type", "half_type", "bf16_type", "int64_type"}) {
+        for (const char* largest : {"true", "false"}) {
+            program p = parse_text(cat("x = @param:x -> ", type, ", {4, 6}\n",
+                                       "@0 = split[axis=1,sizes={2, 4}](x)\n",
+                                       "@1 = get_tuple_elem[index=1](@0)\n",
+                                       "@2 = topk[k=3,axis=0,largest=", largest, ",sorted=true](@1)\n",
+                                       "@3 = get_tuple_elem[index=0](@2)\n",
+                                       "@4 = get_tuple_elem[index=1](@2)\n",
+                                       "@5 = @return(@3, @4)\n"));
+            ASSERT_NO_THROW(gpu::check_supported(p.main())) << type;
+            gpu::library_handles libs(nullptr);
+            static std::byte fake[1];
+            gpu::lowering_context ctx(p.main(), libs, [](const instruction&) { return fake; }, false);
+            for (const auto& ins : p.main())
+                if (computes(ins)) gpu::find_lowering(ins)->lower(ctx, ins);
+            ASSERT_EQ(ctx.sources.size(), 1u) << type;   // topk only: split and the tuple elements are views
+            EXPECT_NE(ctx.sources[0].code.find("kiln_topk"), std::string::npos);
+            EXPECT_NO_THROW(gpu::compile_to_cubin(ctx.sources[0], {"sm_90", true, false, {}})) << ctx.sources[0].code;
+        }
     }
 }
 

@@ -1,7 +1,10 @@
 #include "targets/gpu/lowering.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "core/eval.hpp"
+#include "passes/analysis/memory_plan.hpp"
 #include "passes/pipeline.hpp"
 #include "targets/gpu/gpu_error.hpp"
 
@@ -16,6 +19,10 @@ std::vector<gpu_lowering>& registry() {
 }  // namespace
 
 std::string lowering_context::where(const instruction& ins) const { return describe(m_, ins); }
+
+std::byte* lowering_context::element_address(const instruction& ins, std::size_t i) const {
+    return address(ins) + tuple_element_offset(ins.get_shape(), i);
+}
 
 void lowering_context::add_kernel(const instruction& ins, kernel_source src, launch_dims dims,
                                   std::vector<void*> pointers) {
@@ -65,11 +72,13 @@ bool needs_no_step(const instruction& ins) {
     return ins.get_operator().output_alias(in) >= 0;
 }
 
-// Element types generated kernels and the libraries take (not fp8, fp4, the packed integers or
-// tuples yet; never sequences or optionals, which only the interpreter runs; a list of what is
-// taken, so that a new dtype is refused until it is implemented), in static shapes (kernels and
-// the memory plan bake shapes in; data-dependent ones have no lowering yet).
+// Element types generated kernels and the libraries take (not fp8, fp4 or the packed integers
+// yet; never sequences or optionals, which only the interpreter runs; a list of what is taken, so
+// that a new dtype is refused until it is implemented), in static shapes (kernels and the memory
+// plan bake shapes in; data-dependent ones have no lowering yet). A tuple (a multi-output op's
+// result, laid out by the memory plan) when all its elements are.
 bool gpu_type(const shape& s) {
+    if (s.is_tuple()) return std::all_of(s.sub_shapes().begin(), s.sub_shapes().end(), gpu_type);
     if (s.dynamic()) return false;
     switch (s.type()) {
         case dtype::bool_:
