@@ -19,6 +19,7 @@
 #include "core/target.hpp"
 #include "passes/analysis/memory_plan.hpp"
 #include "targets/gpu/device.hpp"
+#include "targets/gpu/dynamic_runner.hpp"
 #include "targets/gpu/error_flags.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/libraries.hpp"
@@ -381,11 +382,14 @@ public:
         if (opts.threads) r.push_back("--threads (the gpu target runs on its device)");
         return r;
     }
+    // A program the memory plan cannot lay out runs an instruction at a time (dynamic_runner.hpp).
     std::unique_ptr<executable> load(program lowered, const compile_options& opts) const override {
+        if (!static_module(lowered.main())) return make_dynamic_executable(std::move(lowered), opts);
         return std::make_unique<gpu_executable>(std::move(lowered), opts, std::span<const kernel_binary>{});
     }
     std::unique_ptr<executable> load_saved(program lowered, const compile_options& opts,
                                            saved_parts parts) const override {
+        if (!static_module(lowered.main())) return make_dynamic_executable(std::move(lowered), opts);
         return std::make_unique<gpu_executable>(std::move(lowered), opts, parts.kernels);
     }
 
