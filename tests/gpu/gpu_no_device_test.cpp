@@ -133,7 +133,7 @@ const std::set<std::string> expected_unsupported = {
     "bitcast", "col2im", "concat_from_sequence", "convert", "cumprod", "cumsum", "deform_conv",
     "dequantizelinear", "det", "dft", "grid_sample", "linear_attention", "max_roi_pool",
     "nll_loss", "nonmax_suppression", "one_hot", "onnx_node", "optional", "optional_get_element",
-    "optional_has_element", "pointwise", "quantizelinear", "roi_align", "scan", "sequence_at",
+    "optional_has_element", "pointwise", "quantizelinear", "roi_align", "sequence_at",
     "sequence_construct", "sequence_empty", "sequence_erase", "sequence_insert", "sequence_length",
     "sequence_map", "split_to_sequence", "tensor_scatter", "tfidf_vectorizer", "tree_ensemble",
     "unique",
@@ -294,12 +294,13 @@ TEST(gpu_no_device, split_and_topk_tuples_are_supported_and_topk_kernels_compile
     }
 }
 
-// Programs the static executable cannot plan run an instruction at a time: control flow and the
+// Programs the static executable cannot plan run an instruction at a time: control flow (If, Loop,
+// Scan) and the
 // data-dependent ops the runner runs (nonzero, compress, range) are supported (bodies checked too),
 // their kernels compile for each input type and layout, and a data-dependent op the runner does
 // not run is still a compile error.
 TEST(gpu_no_device, control_flow_and_data_dependent_ops_run_on_the_dynamic_path) {
-    const std::set<std::string> runner_ops = {"if", "loop", "nonzero", "compress", "range"};
+    const std::set<std::string> runner_ops = {"if", "loop", "scan", "nonzero", "compress", "range"};
     std::size_t checked = 0;
     for (const auto& tc : all_cases()) {
         if (!runner_ops.count(tc.op_name())) continue;

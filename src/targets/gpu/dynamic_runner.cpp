@@ -241,11 +241,16 @@ argument dynamic_runner::run_instruction(const instruction& ins, std::span<const
     if (const gpu_dynamic_op* d = find_dynamic_op(ins)) return d->run(*this, ins, args);
     std::vector<shape> shapes;
     for (const auto& a : args) shapes.push_back(a.get_shape());
-    if (ins.get_operator().output_alias(shapes) >= 0) {
-        shape out = ins.get_operator().compute_shape(shapes, ins.module_inputs());
-        return ins.get_operator().compute(out, args, ins.module_inputs());
-    }
+    if (ins.get_operator().output_alias(shapes) >= 0) return view(ins.get_operator(), args);
     return launch(ins, ins.get_operator(), args);
+}
+
+// Views only compute where they point, never read, so their reference compute runs over device
+// values.
+argument dynamic_runner::view(const operation& op, std::span<const argument> args) {
+    std::vector<shape> shapes;
+    for (const auto& a : args) shapes.push_back(a.get_shape());
+    return op.compute(op.compute_shape(shapes), args);
 }
 
 void dynamic_runner::finish_run() {

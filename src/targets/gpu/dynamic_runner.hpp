@@ -70,6 +70,8 @@ public:
     argument allocate(const shape& s);
     // A standard-layout device value with the same elements (a copy kernel unless it is one).
     argument standard(const instruction& ins, const argument& a);
+    // The result of a view op (output_alias >= 0) over device values: where it points.
+    argument view(const operation& op, std::span<const argument> args);
     // Lowers `op` over `args` (their actual shapes) as `ins`'s work and launches it.
     argument launch(const instruction& ins, const operation& op, std::span<const argument> args);
     // One element of a device scalar or 1-element tensor, read to the host: a synchronisation,
