@@ -72,6 +72,8 @@ private:
             throw;
         }
         runner_.finish_run();
+        stats_.kernels = runner_.kernel_stats().kernels;
+        stats_.cache_hits = runner_.kernel_stats().cache_hits;
         return r;
     }
 

@@ -98,11 +98,12 @@ struct dynamic_runner::state {
     std::vector<std::unique_ptr<kernel_set>> kernel_sets;
     std::unordered_map<std::string, cudaKernel_t> kernels;   // by source
     std::vector<std::unique_ptr<lowered_call>> calls;         // this run's
+    kernel_build_stats built;
 };
 
 dynamic_runner::dynamic_runner(const device_info& dev, library_handles& libs, cudaStream_t s,
                                const compile_options& opts)
-    : st_(new state{dev, libs, {dev.arch, opts.fast_math, opts.kernel_cache, {}}, {}, {}, {}, {}, {}}), stream_(s) {}
+    : st_(new state{dev, libs, {dev.arch, opts.fast_math, opts.kernel_cache, {}}, {}, {}, {}, {}, {}, {}}), stream_(s) {}
 
 dynamic_runner::~dynamic_runner() = default;
 
@@ -178,6 +179,8 @@ cudaKernel_t dynamic_runner::kernel(const kernel_source& src) {
     kernel_build_stats stats;
     cudaKernel_t k = set->build({src}, st_->settings, stats).at(0);
     st_->kernel_sets.push_back(std::move(set));
+    st_->built.kernels += stats.kernels;
+    st_->built.cache_hits += stats.cache_hits;
     return st_->kernels.emplace(src.code, k).first->second;
 }
 
@@ -192,6 +195,8 @@ argument dynamic_runner::to_host(const argument& d, const std::string& what) {
     KILN_GPU_CHECK(cudaStreamSynchronize(stream_), what);
     return h;
 }
+
+const kernel_build_stats& dynamic_runner::kernel_stats() const { return st_->built; }
 
 std::vector<argument> dynamic_runner::run(const module& m, std::span<const argument> inputs,
                                           const instruction_observer* observe) {

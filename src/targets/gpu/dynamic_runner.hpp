@@ -81,6 +81,8 @@ public:
     argument scalar(const shape& s, std::int64_t v);
     // A generated kernel, compiled (or taken from the disk cache) the first time its source is seen.
     cudaKernel_t kernel(const kernel_source& src);
+    // The distinct kernels loaded so far, and how many of them came from the disk cache.
+    const kernel_build_stats& kernel_stats() const;
 
     struct state;
 
