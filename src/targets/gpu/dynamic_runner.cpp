@@ -226,6 +226,8 @@ std::vector<argument> dynamic_runner::run(const module& m, std::span<const argum
         } catch (const cancelled&) {
             throw;
         } catch (const error& e) {
+            // The target's own errors ("gpu: ...") already name the instruction and its node; an
+            // op's (a shape check, a loop past max_iterations, a nested body's) gets them here.
             std::string msg = e.what();
             if (msg.rfind("gpu", 0) == 0) throw;
             fail(describe(m, ins), ": ", msg);
