@@ -10,6 +10,7 @@
 #include "core/container.hpp"
 #include "core/module.hpp"
 #include "ops/common.hpp"
+#include "ops/control.hpp"
 
 namespace kiln::ops {
 namespace {
@@ -68,47 +69,45 @@ void check_runner(const module_runner& run) {
     if (!run) fail("needs a module runner to call its submodules");
 }
 
-// ONNX If: input 0 is the condition; the other inputs are passed to the branch that runs.
-struct if_op {
-    static constexpr std::string_view name = "if";
-    op_traits traits() const { return {.sequences = true}; }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
-        if (in.empty()) fail("expected at least 1 input (cond)");
-        if (mods.size() != 2) fail("expects 2 modules (then, else), got ", mods.size());
-        check_flag(in[0], dtype::bool_, "input 0 (cond)");
-        check_bindings(*mods[0], 0, in.subspan(1), 1, "then branch");
-        check_bindings(*mods[1], 0, in.subspan(1), 1, "else branch");
-        auto then_out = mods[0]->output_shapes(), else_out = mods[1]->output_shapes();
-        const std::string& t = mods[0]->name();
-        const std::string& e = mods[1]->name();
-        if (then_out.size() != else_out.size())
-            fail("branch '", t, "' returns ", then_out.size(), " values but '", e, "' returns ", else_out.size());
-        std::vector<shape> outs;
-        for (std::size_t i = 0; i < then_out.size(); ++i) {
-            // A sequence's or optional's type is the join of what either branch can return.
-            if (!then_out[i].is_tensor() || !else_out[i].is_tensor()) {
-                outs.push_back(join_types(then_out[i], else_out[i]));
-                continue;
-            }
-            if (then_out[i].as_standard() != else_out[i].as_standard())
-                fail("branches return different shapes: output ", i, " is ", to_string(then_out[i]), " in '", t,
-                     "' but ", to_string(else_out[i]), " in '", e, "'");
-            outs.push_back(then_out[i].as_standard());
+shape if_op::compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
+    if (in.empty()) fail("expected at least 1 input (cond)");
+    if (mods.size() != 2) fail("expects 2 modules (then, else), got ", mods.size());
+    check_flag(in[0], dtype::bool_, "input 0 (cond)");
+    check_bindings(*mods[0], 0, in.subspan(1), 1, "then branch");
+    check_bindings(*mods[1], 0, in.subspan(1), 1, "else branch");
+    auto then_out = mods[0]->output_shapes(), else_out = mods[1]->output_shapes();
+    const std::string& t = mods[0]->name();
+    const std::string& e = mods[1]->name();
+    if (then_out.size() != else_out.size())
+        fail("branch '", t, "' returns ", then_out.size(), " values but '", e, "' returns ", else_out.size());
+    std::vector<shape> outs;
+    for (std::size_t i = 0; i < then_out.size(); ++i) {
+        // A sequence's or optional's type is the join of what either branch can return.
+        if (!then_out[i].is_tensor() || !else_out[i].is_tensor()) {
+            outs.push_back(join_types(then_out[i], else_out[i]));
+            continue;
         }
-        return shape(std::move(outs));
+        if (then_out[i].as_standard() != else_out[i].as_standard())
+            fail("branches return different shapes: output ", i, " is ", to_string(then_out[i]), " in '", t,
+                 "' but ", to_string(else_out[i]), " in '", e, "'");
+        outs.push_back(then_out[i].as_standard());
     }
+    return shape(std::move(outs));
+}
 
-    argument compute(const shape&, std::span<const argument> args, std::span<module* const> mods,
-                     const module_runner& run) const {
-        check_runner(run);
-        const module& branch = *mods[read_flag(args[0]) != 0 ? 0 : 1];
-        auto results = run(branch, bind_values(branch, 0, args.subspan(1)));
-        for (auto& r : results) r = standard(r);
-        return argument(std::move(results));
-    }
-};
+argument if_op::compute(const shape&, std::span<const argument> args, std::span<module* const> mods,
+                 const module_runner& run) const {
+    check_runner(run);
+    const module& branch = *mods[read_flag(args[0]) != 0 ? 0 : 1];
+    auto results = run(branch, bind_values(branch, 0, args.subspan(1)));
+    for (auto& r : results) r = standard(r);
+    return argument(std::move(results));
+}
 KILN_REGISTER_OP(if_op)
+
+namespace {
 
 // Scan outputs of every iteration stacked along a new first axis. Elements go through int64 or
 // double, which hold every dtype exactly (packed int4 included).
@@ -137,87 +136,74 @@ argument stack(const std::vector<argument>& parts, const shape& stacked, std::si
     return from_int64s(s, v);
 }
 
-// ONNX Loop: inputs max_trip_count, cond and N loop-carried values; the body takes (iteration
-// number, cond, N carried values) and returns (cond, N carried values, K scan outputs). The
-// result holds the N final carried values, then the K scan outputs stacked over the iterations
-// that ran. A carried value has its body parameter's type, which holds both its initial value
-// and what the body returns for it (the frontend types it with the join of the two: a sequence
-// that grows, a tensor whose dims change between iterations). Their count depends on the data, so scan outputs get a first dim {0..max_iterations};
-// running more iterations than that is an error, not a truncation.
-struct loop {
-    std::int64_t max_iterations = 0;
-    static constexpr std::string_view name = "loop";
-    auto attributes() { return fields(field("max_iterations", max_iterations)); }
-    op_traits traits() const { return {.data_dependent = true, .sequences = true}; }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
-        if (in.size() < 2) fail("expected at least 2 inputs (max_trip_count, cond), got ", in.size());
-        if (mods.size() != 1) fail("expects 1 module (the body), got ", mods.size());
-        if (max_iterations < 0) fail("max_iterations=", max_iterations, " is negative");
-        check_flag(in[0], dtype::int64, "input 0 (max_trip_count)");
-        check_flag(in[1], dtype::bool_, "input 1 (cond)");
-        const module& body = *mods[0];
-        auto carried = in.subspan(2);
-        check_bindings(body, 2, carried, 2, "body");
-        auto params = body.parameters();
-        check_flag(params[0]->get_shape(), dtype::int64, "body parameter 0 (iteration number)");
-        check_flag(params[1]->get_shape(), dtype::bool_, "body parameter 1 (cond)");
-        auto outs = body.output_shapes();
-        if (outs.size() < 1 + carried.size())
-            fail("body '", body.name(), "' returns ", outs.size(), " values; expected cond, ", carried.size(),
-                 " carried values, then the scan outputs");
-        check_flag(outs[0], dtype::bool_, "body output 0 (cond)");
-        std::vector<shape> result;
-        for (std::size_t i = 0; i < carried.size(); ++i) {
-            const shape& param = params[2 + i]->get_shape();
-            if (!holds_type(param, outs[1 + i]))
-                fail("body output ", 1 + i, " (carried value ", i, ") is ", to_string(outs[1 + i]),
-                     " but its body parameter is ", to_string(param));
-            result.push_back(param.as_standard());
-        }
-        for (std::size_t k = 1 + carried.size(); k < outs.size(); ++k) {
-            if (!outs[k].is_tensor())
-                fail("body output ", k, " is ", to_string(outs[k]), "; a scan output must be a tensor");
-            auto dims = outs[k].dims();
-            dims.insert(dims.begin(), dynamic_dim{0, static_cast<std::size_t>(max_iterations), {}, {}});
-            result.emplace_back(outs[k].type(), std::move(dims));
-        }
-        return shape(std::move(result));
+shape loop::compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
+    if (in.size() < 2) fail("expected at least 2 inputs (max_trip_count, cond), got ", in.size());
+    if (mods.size() != 1) fail("expects 1 module (the body), got ", mods.size());
+    if (max_iterations < 0) fail("max_iterations=", max_iterations, " is negative");
+    check_flag(in[0], dtype::int64, "input 0 (max_trip_count)");
+    check_flag(in[1], dtype::bool_, "input 1 (cond)");
+    const module& body = *mods[0];
+    auto carried = in.subspan(2);
+    check_bindings(body, 2, carried, 2, "body");
+    auto params = body.parameters();
+    check_flag(params[0]->get_shape(), dtype::int64, "body parameter 0 (iteration number)");
+    check_flag(params[1]->get_shape(), dtype::bool_, "body parameter 1 (cond)");
+    auto outs = body.output_shapes();
+    if (outs.size() < 1 + carried.size())
+        fail("body '", body.name(), "' returns ", outs.size(), " values; expected cond, ", carried.size(),
+             " carried values, then the scan outputs");
+    check_flag(outs[0], dtype::bool_, "body output 0 (cond)");
+    std::vector<shape> result;
+    for (std::size_t i = 0; i < carried.size(); ++i) {
+        const shape& param = params[2 + i]->get_shape();
+        if (!holds_type(param, outs[1 + i]))
+            fail("body output ", 1 + i, " (carried value ", i, ") is ", to_string(outs[1 + i]),
+                 " but its body parameter is ", to_string(param));
+        result.push_back(param.as_standard());
     }
+    for (std::size_t k = 1 + carried.size(); k < outs.size(); ++k) {
+        if (!outs[k].is_tensor())
+            fail("body output ", k, " is ", to_string(outs[k]), "; a scan output must be a tensor");
+        auto dims = outs[k].dims();
+        dims.insert(dims.begin(), dynamic_dim{0, static_cast<std::size_t>(max_iterations), {}, {}});
+        result.emplace_back(outs[k].type(), std::move(dims));
+    }
+    return shape(std::move(result));
+}
 
-    argument compute(const shape& out, std::span<const argument> args, std::span<module* const> mods,
-                     const module_runner& run) const {
-        check_runner(run);
-        const module& body = *mods[0];
-        auto params = body.parameters();
-        const std::int64_t trips = read_flag(args[0]);
-        bool cond = read_flag(args[1]) != 0;
-        const std::size_t n = args.size() - 2;
-        const std::size_t k = out.sub_shapes().size() - n;
-        std::vector<argument> carried = bind_values(body, 2, args.subspan(2));
-        std::vector<std::vector<argument>> scans(k);
-        for (std::int64_t i = 0; i < trips && cond; ++i) {
-            if (i == max_iterations)
-                fail("the loop runs past max_iterations=", max_iterations, "; its trip count and cond allow more");
-            std::vector<argument> in{make_flag(params[0]->get_shape(), i), make_flag(params[1]->get_shape(), 1)};
-            in.insert(in.end(), carried.begin(), carried.end());
-            std::vector<argument> outs;
-            try {   // the body's instructions check for a cancel; this names the iteration it stopped in
-                outs = run(body, in);
-            } catch (const cancelled& e) {
-                throw cancelled(cat("iteration ", i, ": ", e.what()));
-            }
-            cond = read_flag(outs[0]) != 0;
-            std::copy(outs.begin() + 1, outs.begin() + 1 + static_cast<std::ptrdiff_t>(n), carried.begin());
-            for (std::size_t s = 0; s < k; ++s) scans[s].push_back(outs[1 + n + s]);
+argument loop::compute(const shape& out, std::span<const argument> args, std::span<module* const> mods,
+                 const module_runner& run) const {
+    check_runner(run);
+    const module& body = *mods[0];
+    auto params = body.parameters();
+    const std::int64_t trips = read_flag(args[0]);
+    bool cond = read_flag(args[1]) != 0;
+    const std::size_t n = args.size() - 2;
+    const std::size_t k = out.sub_shapes().size() - n;
+    std::vector<argument> carried = bind_values(body, 2, args.subspan(2));
+    std::vector<std::vector<argument>> scans(k);
+    for (std::int64_t i = 0; i < trips && cond; ++i) {
+        if (i == max_iterations)
+            fail("the loop runs past max_iterations=", max_iterations, "; its trip count and cond allow more");
+        std::vector<argument> in{make_flag(params[0]->get_shape(), i), make_flag(params[1]->get_shape(), 1)};
+        in.insert(in.end(), carried.begin(), carried.end());
+        std::vector<argument> outs;
+        try {   // the body's instructions check for a cancel; this names the iteration it stopped in
+            outs = run(body, in);
+        } catch (const cancelled& e) {
+            throw cancelled(cat("iteration ", i, ": ", e.what()));
         }
-        std::vector<argument> result;
-        for (const auto& c : carried) result.push_back(standard(c));
-        for (std::size_t s = 0; s < k; ++s) result.push_back(stack(scans[s], out.sub_shapes()[n + s], s));
-        return argument(std::move(result));
+        cond = read_flag(outs[0]) != 0;
+        std::copy(outs.begin() + 1, outs.begin() + 1 + static_cast<std::ptrdiff_t>(n), carried.begin());
+        for (std::size_t s = 0; s < k; ++s) scans[s].push_back(outs[1 + n + s]);
     }
-};
+    std::vector<argument> result;
+    for (const auto& c : carried) result.push_back(standard(c));
+    for (std::size_t s = 0; s < k; ++s) result.push_back(stack(scans[s], out.sub_shapes()[n + s], s));
+    return argument(std::move(result));
+}
 KILN_REGISTER_OP(loop)
 
-}  // namespace
 }  // namespace kiln::ops

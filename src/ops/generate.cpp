@@ -7,92 +7,96 @@
 #include <limits>
 
 #include "core/limits.hpp"
+#include "ops/generate.hpp"
 #include "ops/indexing.hpp"
 
 namespace kiln::ops {
 namespace {
 
-// output[i] = start + i * delta for i < max(ceil((limit - start) / delta), 0); the three inputs
-// are scalars of one type. Integers compute exactly in int64, floats in double.
-struct range {
-    static constexpr std::string_view name = "range";
-    op_traits traits() const { return {.data_dependent = true}; }
+std::size_t range_count(double start, double limit, double delta) {
+    double n = std::ceil((limit - start) / delta);
+    if (std::isnan(n) || n >= 0x1p63) fail("range(", start, ", ", limit, ", ", delta, ") would have ", n, " elements");
+    return n > 0 ? static_cast<std::size_t>(n) : 0;
+}
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 3);
-        check_static(in);
-        check_same_type(in);
-        check_type(in, 0, numeric_type, "a numeric type");
-        for (std::size_t i = 0; i < 3; ++i) check_rank(in, i, 0);
-        return {in[0].type(), std::vector<dynamic_dim>{{.min = 0, .max = unbounded_dim}}};
-    }
+std::size_t range_count(std::int64_t start, std::int64_t limit, std::int64_t delta) {
+    __int128 span = static_cast<__int128>(limit) - start;   // int64 could overflow (INT64_MIN to INT64_MAX)
+    if ((span > 0) != (delta > 0) || span == 0) return 0;
+    return static_cast<std::size_t>((span + delta + (delta > 0 ? -1 : 1)) / delta);  // ceil of span / delta
+}
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        if (is_float(out.type()))
-            return fill(out.type(), to_doubles(args[0])[0], to_doubles(args[1])[0], to_doubles(args[2])[0]);
-        return fill(out.type(), to_int64s(args[0])[0], to_int64s(args[1])[0], to_int64s(args[2])[0]);
-    }
+template <class V>
+argument range_fill(dtype t, V start, V limit, V delta) {
+    std::size_t n = range::length(start, limit, delta);
+    shape s(t, std::vector<std::size_t>{n});
+    check_tensor_bytes(s);   // before the values are made: the count comes from the data
+    std::vector<V> values(n);
+    for (std::size_t i = 0; i < n; ++i) values[i] = start + static_cast<V>(i) * delta;
+    if constexpr (std::is_same_v<V, double>)
+        return from_doubles(s, values);
+    else
+        return from_int64s(s, values);
+}
 
-    template <class V>
-    static argument fill(dtype t, V start, V limit, V delta) {
-        if (delta == 0) fail("delta is 0; expected a nonzero step");
-        std::size_t n = count(start, limit, delta);
-        shape s(t, std::vector<std::size_t>{n});
-        check_tensor_bytes(s);   // before the values are made: the count comes from the data
-        std::vector<V> values(n);
-        for (std::size_t i = 0; i < n; ++i) values[i] = start + static_cast<V>(i) * delta;
-        if constexpr (std::is_same_v<V, double>)
-            return from_doubles(s, values);
-        else
-            return from_int64s(s, values);
-    }
+}  // namespace
 
-    static std::size_t count(double start, double limit, double delta) {
-        double n = std::ceil((limit - start) / delta);
-        if (std::isnan(n) || n >= 0x1p63) fail("range(", start, ", ", limit, ", ", delta, ") would have ", n, " elements");
-        return n > 0 ? static_cast<std::size_t>(n) : 0;
-    }
-    static std::size_t count(std::int64_t start, std::int64_t limit, std::int64_t delta) {
-        __int128 span = static_cast<__int128>(limit) - start;   // int64 could overflow (INT64_MIN to INT64_MAX)
-        if ((span > 0) != (delta > 0) || span == 0) return 0;
-        return static_cast<std::size_t>((span + delta + (delta > 0 ? -1 : 1)) / delta);  // ceil of span / delta
-    }
-};
+shape range::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 3);
+    check_static(in);
+    check_same_type(in);
+    check_type(in, 0, numeric_type, "a numeric type");
+    for (std::size_t i = 0; i < 3; ++i) check_rank(in, i, 0);
+    return {in[0].type(), std::vector<dynamic_dim>{{.min = 0, .max = unbounded_dim}}};
+}
+
+argument range::compute(const shape& out, std::span<const argument> args) const {
+    if (is_float(out.type()))
+        return range_fill(out.type(), to_doubles(args[0])[0], to_doubles(args[1])[0], to_doubles(args[2])[0]);
+    return range_fill(out.type(), to_int64s(args[0])[0], to_int64s(args[1])[0], to_int64s(args[2])[0]);
+}
+
+std::size_t range::length(double start, double limit, double delta) {
+    if (delta == 0) fail("delta is 0; expected a nonzero step");
+    return range_count(start, limit, delta);
+}
+
+std::size_t range::length(std::int64_t start, std::int64_t limit, std::int64_t delta) {
+    if (delta == 0) fail("delta is 0; expected a nonzero step");
+    return range_count(start, limit, delta);
+}
 KILN_REGISTER_OP(range)
 
-// The indices of the nonzero elements (NaN counts as nonzero) in row-major order, as int64
-// [rank, count]: column j holds the multi-index of the j-th nonzero element.
-struct nonzero {
-    static constexpr std::string_view name = "nonzero";
-    op_traits traits() const { return {.data_dependent = true}; }
+namespace {
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 1);
-        check_static(in);
-        std::size_t rank = in[0].ndim();
-        return {dtype::int64,
-                std::vector<dynamic_dim>{{.min = rank, .max = rank}, {.min = 0, .max = in[0].elements()}}};
-    }
+}  // namespace
 
-    argument compute(const shape&, std::span<const argument> args) const {
-        const shape& xs = args[0].get_shape();
-        std::vector<std::vector<std::size_t>> found;
-        visit_type(xs.type(), [&](auto t) {
-            using T = decltype(t);
-            const T* x = args[0].as<T>();
-            for_each_index(xs.lens(), [&](std::span<const std::size_t> idx) {
-                if (cast<bool>(x[xs.index(idx)])) found.emplace_back(idx.begin(), idx.end());
-            });
+shape nonzero::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 1);
+    check_static(in);
+    std::size_t rank = in[0].ndim();
+    return {dtype::int64, std::vector<dynamic_dim>{{.min = rank, .max = rank}, {.min = 0, .max = in[0].elements()}}};
+}
+
+argument nonzero::compute(const shape&, std::span<const argument> args) const {
+    const shape& xs = args[0].get_shape();
+    std::vector<std::vector<std::size_t>> found;
+    visit_type(xs.type(), [&](auto t) {
+        using T = decltype(t);
+        const T* x = args[0].as<T>();
+        for_each_index(xs.lens(), [&](std::span<const std::size_t> idx) {
+            if (cast<bool>(x[xs.index(idx)])) found.emplace_back(idx.begin(), idx.end());
         });
-        std::size_t rank = xs.ndim();
-        argument r(shape(dtype::int64, std::vector<std::size_t>{rank, found.size()}));
-        auto* y = r.as<std::int64_t>();
-        for (std::size_t j = 0; j < found.size(); ++j)
-            for (std::size_t d = 0; d < rank; ++d) y[d * found.size() + j] = static_cast<std::int64_t>(found[j][d]);
-        return r;
-    }
-};
+    });
+    std::size_t rank = xs.ndim();
+    argument r(shape(dtype::int64, std::vector<std::size_t>{rank, found.size()}));
+    auto* y = r.as<std::int64_t>();
+    for (std::size_t j = 0; j < found.size(); ++j)
+        for (std::size_t d = 0; d < rank; ++d) y[d * found.size() + j] = static_cast<std::int64_t>(found[j][d]);
+    return r;
+}
 KILN_REGISTER_OP(nonzero)
+
+namespace {
 
 // Inputs indices (any numeric type; floats truncate to int64) and values [off, on]. The output
 // inserts a dim of size depth at axis (in [-rank-1, rank]) and holds `on` where the index along

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "ops/compress.hpp"
 #include "ops/indexing.hpp"
 
 namespace kiln::ops {
@@ -116,42 +117,36 @@ struct unique {
 };
 KILN_REGISTER_OP(unique)
 
-struct compress {
-    std::int64_t axis = 0;
-    static constexpr std::string_view name = "compress";
-    auto attributes() { return fields(field("axis", axis)); }
-    op_traits traits() const { return {.data_dependent = true}; }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 2);
-        check_static(in);
-        check_type(in, 1, bool_type, "bool (the condition)");
-        check_rank(in, 0, 1, true);
-        check_rank(in, 1, 1);
-        std::size_t a = normalize_axis(axis, in[0].ndim());
-        std::size_t len = in[0].lens()[a];
-        if (in[1].lens()[0] > len)
-            fail("the condition has ", in[1].lens()[0], " values but dim ", a, " has ", len, "; expected at most ",
-                 len);
-        auto dims = in[0].dims();
-        dims[a] = {.min = 0, .max = in[1].lens()[0]};
-        return {in[0].type(), dims};
-    }
+shape compress::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 2);
+    check_static(in);
+    check_type(in, 1, bool_type, "bool (the condition)");
+    check_rank(in, 0, 1, true);
+    check_rank(in, 1, 1);
+    std::size_t a = normalize_axis(axis, in[0].ndim());
+    std::size_t len = in[0].lens()[a];
+    if (in[1].lens()[0] > len)
+        fail("the condition has ", in[1].lens()[0], " values but dim ", a, " has ", len, "; expected at most ",
+             len);
+    auto dims = in[0].dims();
+    dims[a] = {.min = 0, .max = in[1].lens()[0]};
+    return {in[0].type(), dims};
+}
 
-    argument compute(const shape&, std::span<const argument> args) const {
-        std::size_t a = normalize_axis(axis, args[0].get_shape().ndim());
-        const shape& cs = args[1].get_shape();
-        std::vector<std::size_t> kept;
-        for (std::size_t i = 0; i < cs.lens()[0]; ++i)
-            if (args[1].as<bool>()[cs.index(i)]) kept.push_back(i);
-        auto lens = args[0].get_shape().lens();
-        lens[a] = kept.size();
-        argument y(shape(args[0].get_shape().type(), lens));
-        for (std::size_t k = 0; k < kept.size(); ++k) copy_slice(y, k, args[0], kept[k], a);
-        return y;
-    }
-};
+argument compress::compute(const shape&, std::span<const argument> args) const {
+    std::size_t a = normalize_axis(axis, args[0].get_shape().ndim());
+    const shape& cs = args[1].get_shape();
+    std::vector<std::size_t> kept;
+    for (std::size_t i = 0; i < cs.lens()[0]; ++i)
+        if (args[1].as<bool>()[cs.index(i)]) kept.push_back(i);
+    auto lens = args[0].get_shape().lens();
+    lens[a] = kept.size();
+    argument y(shape(args[0].get_shape().type(), lens));
+    for (std::size_t k = 0; k < kept.size(); ++k) copy_slice(y, k, args[0], kept[k], a);
+    return y;
+}
 KILN_REGISTER_OP(compress)
 
-}  // namespace
 }  // namespace kiln::ops

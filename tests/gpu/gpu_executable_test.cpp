@@ -2,8 +2,9 @@
 // inputs: CUDA graph replays take each run's inputs, saved programs carry their kernels and library
 // plans (loading one compiles nothing, writes nothing to the kernel cache and asks no library
 // heuristic) and refuse another architecture,
-// --no-cache, --allow-tf32 and --device, and caller device buffers through run_into (bound into
-// the CUDA graph's replays without a copy, rebound when they change).
+// --no-cache, --allow-tf32 and --device, caller device buffers through run_into (bound into
+// the CUDA graph's replays without a copy, rebound when they change), and programs that run an
+// instruction at a time (a Loop).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -152,6 +153,41 @@ TEST(gpu_executable, saved_programs_carry_cudnn_plans) {
     EXPECT_NE(notes.find("library plans: 2 (from the saved program 2, asked of the heuristics 0)"), std::string::npos) << notes;
     auto in = random_inputs(p, 6);
     EXPECT_LT(rel_l2(loaded->run(in)[0], on_ref(p, in)), 1e-5);
+}
+
+// A Loop whose trip count is an input: the program runs an instruction at a time, matches ref for
+// each trip count, compiles its kernels in the first run only (the body's shapes repeat), and
+// refuses a device buffer, naming the input.
+TEST(gpu_executable, a_loop_runs_an_instruction_at_a_time_and_repeated_shapes_compile_nothing) {
+    temp_cache cache;
+    program p = parse_text(
+        "n = @param:n -> int64_type, {}\nc = @param:c -> bool_type, {}\nacc = @param:acc -> float_type, {3}\n"
+        "inc = @param:inc -> float_type, {3}\n@0 = loop[max_iterations=8](n,c,acc,inc), [body]\n"
+        "@1 = get_tuple_elem[index=0](@0)\n@2 = get_tuple_elem[index=2](@0)\n@3 = @return(@1, @2)\n\n"
+        "module: \"body\"\ni = @param:i -> int64_type, {}\ncond = @param:cond -> bool_type, {}\n"
+        "acc = @param:acc -> float_type, {3}\ninc = @param:inc -> float_type, {3}\n"
+        "@0 = convert[target_type=float_type](i)\n@1 = mul(inc,@0)\n@2 = add(acc,@1)\n@3 = @return(cond,@2,inc,@2)\n");
+    auto exe = make_target("gpu")->compile(p.clone());
+    auto ref = make_target("ref")->compile(p.clone());
+    std::size_t kernels = 0;
+    for (std::int64_t trips : {4, 1, 6, 0}) {
+        param_map in = random_inputs(p, static_cast<std::uint64_t>(trips) + 3);
+        in["n"] = from_int64s(shape(dtype::int64), std::vector<std::int64_t>{trips});
+        in["c"] = from_int64s(shape(dtype::bool_), std::vector<std::int64_t>{1});
+        auto got = exe->run(in);
+        auto want = ref->run(in);
+        ASSERT_EQ(got.size(), 2u);
+        EXPECT_LT(rel_l2(got[0], want[0]), 1e-6) << trips << " trips";
+        EXPECT_EQ(got[1].get_shape().lens(), want[1].get_shape().lens()) << trips << " trips";
+        if (trips > 0) EXPECT_LT(rel_l2(got[1], want[1]), 1e-6) << trips << " trips";
+        if (kernels == 0) kernels = exe->stats().kernels;
+        EXPECT_EQ(exe->stats().kernels, kernels) << "a repeated shape compiled a kernel";
+    }
+    EXPECT_GT(kernels, 0u);
+    argument x(shape(dtype::float32, std::vector<std::size_t>{3}));
+    caller_inputs in;
+    in.emplace("acc", caller_buffer{x, true});
+    EXPECT_THROW(exe->run_into(in, {}), error);
 }
 
 TEST(gpu_executable, no_cache_compiles_every_kernel_and_writes_nothing) {

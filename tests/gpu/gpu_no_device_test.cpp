@@ -8,6 +8,7 @@
 #include "core/pass.hpp"
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
+#include "targets/gpu/dynamic_runner.hpp"
 #include "targets/gpu/elementwise.hpp"
 #include "targets/gpu/kernel_compiler.hpp"
 #include "targets/gpu/libraries.hpp"
@@ -55,8 +56,8 @@ TEST(gpu_no_device, unsupported_ops_are_one_error_listing_all) {
     program p;
     module& m = p.main();
     auto x = m.add_parameter("x", shape(dtype::float32, std::vector<std::size_t>{4}));
-    auto a = m.add_instruction(make_op("nonzero"), std::vector<instruction_ref>{x});
-    a->set_source_name("NonZero_3");
+    auto a = m.add_instruction(make_op("sequence_construct"), std::vector<instruction_ref>{x});
+    a->set_source_name("SequenceConstruct_3");
     auto b = m.add_instruction(make_op("unique"), std::vector<instruction_ref>{x});
     b->set_source_name("Unique_4");
     m.add_return(std::vector<instruction_ref>{a, b});
@@ -66,8 +67,8 @@ TEST(gpu_no_device, unsupported_ops_are_one_error_listing_all) {
     } catch (const error& e) {
         std::string msg = e.what();
         EXPECT_NE(msg.find("no GPU implementation for 2 instructions"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("nonzero"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("NonZero_3"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("sequence_construct"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("SequenceConstruct_3"), std::string::npos) << msg;
         EXPECT_NE(msg.find("Unique_4"), std::string::npos) << msg;
     }
 }
@@ -129,12 +130,12 @@ bool computes(const instruction& ins) { return !gpu::needs_no_step(ins); }
 // never (only the interpreter runs them), the rest not yet. An op that gains a lowering is removed
 // here; one that loses it, or a new op without one, fails this test until it is listed.
 const std::set<std::string> expected_unsupported = {
-    "bitcast", "col2im", "compress", "concat_from_sequence", "convert", "cumprod", "cumsum", "deform_conv",
-    "dequantizelinear", "det", "dft", "grid_sample", "if", "linear_attention", "loop", "max_roi_pool",
-    "nll_loss", "nonmax_suppression", "nonzero", "one_hot", "onnx_node", "optional", "optional_get_element",
-    "optional_has_element", "pointwise", "quantizelinear", "range", "roi_align", "scan", "sequence_at",
+    "bitcast", "col2im", "concat_from_sequence", "convert", "cumprod", "cumsum", "deform_conv",
+    "dequantizelinear", "det", "dft", "grid_sample", "linear_attention", "max_roi_pool",
+    "nll_loss", "nonmax_suppression", "one_hot", "onnx_node", "optional", "optional_get_element",
+    "optional_has_element", "pointwise", "quantizelinear", "roi_align", "sequence_at",
     "sequence_construct", "sequence_empty", "sequence_erase", "sequence_insert", "sequence_length",
-    "sequence_map", "split_to_sequence", "tensor_scatter", "tfidf_vectorizer", "topk", "tree_ensemble",
+    "sequence_map", "split_to_sequence", "tensor_scatter", "tfidf_vectorizer", "tree_ensemble",
     "unique",
 };
 
@@ -150,7 +151,7 @@ TEST(gpu_no_device, unsupported_ops_of_the_op_cases_are_the_known_ones) {
         for (const auto& ins : p->main()) {
             if (!computes(ins)) continue;
             ops.insert(std::string(ins.name()));
-            if (!gpu::find_lowering(ins)) ++missing[std::string(ins.name())], ok = false;
+            if (!gpu::gpu_supported(ins)) ++missing[std::string(ins.name())], ok = false;
         }
         supported += ok;
     }
@@ -292,6 +293,66 @@ TEST(gpu_no_device, library_plans_round_trip_through_their_blob) {
             EXPECT_NE(std::string(e.what()).find("library plans are unreadable"), std::string::npos) << e.what();
         }
     }
+}
+
+// Tuple results: split's pieces are views (no step) and topk is one kernel writing both elements
+// of its tuple; the program is supported and topk's kernels compile in each order and type.
+TEST(gpu_no_device, split_and_topk_tuples_are_supported_and_topk_kernels_compile) {
+    for (const char* type : {"float_type", "half_type", "bf16_type", "int64_type"}) {
+        for (const char* largest : {"true", "false"}) {
+            program p = parse_text(cat("x = @param:x -> ", type, ", {4, 6}\n",
+                                       "@0 = split[axis=1,sizes={2, 4}](x)\n",
+                                       "@1 = get_tuple_elem[index=1](@0)\n",
+                                       "@2 = topk[k=3,axis=0,largest=", largest, ",sorted=true](@1)\n",
+                                       "@3 = get_tuple_elem[index=0](@2)\n",
+                                       "@4 = get_tuple_elem[index=1](@2)\n",
+                                       "@5 = @return(@3, @4)\n"));
+            ASSERT_NO_THROW(gpu::check_supported(p.main())) << type;
+            gpu::library_handles libs(nullptr);
+            static std::byte fake[1];
+            gpu::lowering_context ctx(p.main(), libs, [](const instruction&) { return fake; }, false);
+            for (const auto& ins : p.main())
+                if (computes(ins)) gpu::find_lowering(ins)->lower(ctx, ins);
+            ASSERT_EQ(ctx.sources.size(), 1u) << type;   // topk only: split and the tuple elements are views
+            EXPECT_NE(ctx.sources[0].code.find("kiln_topk"), std::string::npos);
+            EXPECT_NO_THROW(gpu::compile_to_cubin(ctx.sources[0], {"sm_90", true, false, {}})) << ctx.sources[0].code;
+        }
+    }
+}
+
+// Programs the static executable cannot plan run an instruction at a time: control flow (If, Loop,
+// Scan) and the
+// data-dependent ops the runner runs (nonzero, compress, range) are supported (bodies checked too),
+// their kernels compile for each input type and layout, and a data-dependent op the runner does
+// not run is still a compile error.
+TEST(gpu_no_device, control_flow_and_data_dependent_ops_run_on_the_dynamic_path) {
+    const std::set<std::string> runner_ops = {"if", "loop", "scan", "nonzero", "compress", "range"};
+    std::size_t checked = 0;
+    for (const auto& tc : all_cases()) {
+        if (!runner_ops.count(tc.op_name())) continue;
+        if (tc.name().find("int4") != std::string::npos) continue;   // int4 is not a gpu type yet
+        auto p = lowered(tc, compute_precision::fp32);
+        if (!p) continue;
+        EXPECT_FALSE(gpu::static_module(p->main())) << tc.name();
+        EXPECT_NO_THROW(gpu::check_supported(p->main())) << tc.name();
+        ++checked;
+    }
+    EXPECT_GT(checked, 10u);
+    using lens = std::vector<std::size_t>;
+    for (const shape& x : std::vector<shape>{shape(dtype::float32, lens{3, 4}), shape(dtype::float16, lens{3, 4}, lens{1, 3}),
+                                             shape(dtype::bool_, lens{5}), shape(dtype::int64, lens{2, 2, 2}),
+                                             shape(dtype::bfloat16, lens{})}) {
+        for (const auto& src : {gpu::nonzero_count_kernel(x, "a test"), gpu::nonzero_write_kernel(x, "a test"),
+                                gpu::range_kernel(x.type(), "a test")})
+            EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << src.code;
+    }
+    for (const shape& c : std::vector<shape>{shape(dtype::bool_, lens{5}), shape(dtype::bool_, lens{4}, lens{2}),
+                                             shape(dtype::bool_, lens{0})}) {
+        auto src = gpu::compress_list_kernel(c, "a test");
+        EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << src.code;
+    }
+    program p = parse_text("x = @param:x -> float_type, {4}\n@0 = unique[sorted=true](x)\n@1 = @return(@0)\n");
+    EXPECT_THROW(gpu::check_supported(p.main()), error);
 }
 
 }  // namespace

@@ -139,6 +139,13 @@ void place(std::vector<buffer>& bufs) {
 
 std::size_t buffer_alignment(dtype t) { return std::max<std::size_t>(256, (dtype_bits(t) + 7) / 8); }
 
+std::size_t tuple_element_offset(const shape& tuple, std::size_t i) {
+    std::size_t n = 0;
+    const auto& subs = tuple.sub_shapes();
+    for (std::size_t k = 0; k < i; ++k) n = align_up(n, buffer_alignment(subs[k].type())) + buffer_bytes(subs[k]);
+    return align_up(n, buffer_alignment(subs[i].type()));
+}
+
 memory_plan plan_memory(const module& m) {
     liveness l = analyse(m);
     memory_plan plan;

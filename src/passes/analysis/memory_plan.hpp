@@ -38,6 +38,9 @@ struct memory_plan {
 };
 
 std::size_t buffer_alignment(dtype t);
+// Where element i of a tuple result lies in its buffer: the elements are laid out one after
+// another, each aligned, from the buffer's start (so element 0 is at 0).
+std::size_t tuple_element_offset(const shape& tuple, std::size_t i);
 
 // Throws naming the instruction when a result has a dynamic shape.
 memory_plan plan_memory(const module& m);

@@ -21,6 +21,7 @@
 #include "core/target.hpp"
 #include "passes/analysis/memory_plan.hpp"
 #include "targets/gpu/device.hpp"
+#include "targets/gpu/dynamic_runner.hpp"
 #include "targets/gpu/error_flags.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/graph_bindings.hpp"
@@ -32,15 +33,48 @@ namespace {
 
 std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 
-// Byte offset of a view's result from its aliased input's, found by running the view's reference
-// compute on a sentinel address: views only compute where they point, never read.
-std::ptrdiff_t view_offset(const instruction& ins, int alias) {
-    static std::byte sentinel[1];
-    std::vector<argument> args;
-    for (auto in : ins.inputs())
-        args.emplace_back(in->get_shape(), in == ins.inputs()[alias] ? sentinel : sentinel, nullptr);
-    argument r = ins.get_operator().compute(ins.get_shape(), args, ins.module_inputs());
-    return r.data() - sentinel;
+// A result in device memory at `at`: a tensor, or a tuple whose elements lie one after another as
+// the memory plan lays them out.
+argument device_value(const shape& s, std::byte* at) {
+    if (!s.is_tuple()) return argument(s, at, nullptr);
+    std::vector<argument> elems;
+    for (std::size_t i = 0; i < s.sub_shapes().size(); ++i)
+        elems.push_back(device_value(s.sub_shapes()[i], at + tuple_element_offset(s, i)));
+    return argument(std::move(elems));
+}
+
+// A view's result (a transpose, split's pieces, a tuple's element) found by running its
+// reference compute over its inputs' device values: views only compute where they point, never
+// read, so the result points into the device memory it views.
+argument view_value(const instruction& ins, std::vector<argument> inputs) {
+    return ins.get_operator().compute(ins.get_shape(), inputs, ins.module_inputs());
+}
+
+// The tensors of a value in order (a tuple's elements, depth first).
+void tensors_of(const argument& a, std::vector<argument>& out) {
+    if (!a.get_shape().is_tuple()) return out.push_back(a);
+    for (const auto& e : a.sub_arguments()) tensors_of(e, out);
+}
+
+// A value of the same structure as `like` built from its tensors in order.
+argument rebuild(const argument& like, std::span<const argument> tensors, std::size_t& next) {
+    if (!like.get_shape().is_tuple()) return tensors[next++];
+    std::vector<argument> elems;
+    for (const auto& e : like.sub_arguments()) elems.push_back(rebuild(e, tensors, next));
+    return argument(std::move(elems));
+}
+
+// A device value copied into fresh host memory (run_observed, after the stream synchronised).
+argument read_back(const argument& dev, const std::string& what) {
+    std::vector<argument> tensors, host;
+    tensors_of(dev, tensors);
+    for (const auto& t : tensors) {
+        argument h(t.get_shape());
+        KILN_GPU_CHECK(cudaMemcpy(h.data(), t.data(), t.get_shape().bytes(), cudaMemcpyDeviceToHost), what);
+        host.push_back(h);
+    }
+    std::size_t next = 0;
+    return rebuild(dev, host, next);
 }
 
 // Graphs can be turned off to measure what they save (docs/gpu.md lists the variable).
@@ -67,7 +101,7 @@ public:
         for (const auto& name : m.parameter_names()) {
             const instruction& ins = *m.get_parameter(name);
             params_.push_back({name, &ins, device_buffer(ins.get_shape().bytes(), "an input")});
-            address_[&ins] = params_.back().buffer.data();
+            values_[&ins] = argument(ins.get_shape(), params_.back().buffer.data(), nullptr);
         }
         std::size_t staging = 0;
         for (const auto& p : params_) staging = align_up(staging, 256) + p.ins->get_shape().bytes();
@@ -82,13 +116,13 @@ public:
                 continue;
             }
             if (ins.is_param() || ins.is_literal()) continue;
-            std::vector<shape> in;
-            for (auto i : ins.inputs()) in.push_back(i->get_shape());
-            if (int alias = ins.get_operator().output_alias(in); alias >= 0) {
-                address_[&ins] = address_of(*ins.inputs()[alias]) + view_offset(ins, alias);
+            if (needs_no_step(ins)) {
+                std::vector<argument> in;
+                for (auto i : ins.inputs()) in.push_back(values_.at(&*i));
+                values_[&ins] = view_value(ins, std::move(in));
                 continue;
             }
-            address_[&ins] = arena_.data() + plan_.offsets.at(&ins);
+            values_[&ins] = device_value(ins.get_shape(), arena_.data() + plan_.offsets.at(&ins));
             find_lowering(ins)->lower(ctx, ins);
         }
         build_kernels(ctx, opts, saved.kernels);
@@ -96,8 +130,8 @@ public:
         launches_ = std::move(ctx.launches);
         scratch_ = std::move(ctx.scratch_buffers);
         for (auto& o : outputs_) {
-            if (o.ins->get_shape().is_tuple()) fail("gpu: a tuple-valued program output is not supported yet: ", describe(m, *o.ins));
-            o.host = pinned_buffer(o.ins->get_shape().bytes(), "an output");
+            tensors_of(values_.at(o.ins), o.device);
+            for (const auto& t : o.device) o.host.emplace_back(t.get_shape().bytes(), "an output");
         }
         if (errors_.used()) errors_host_ = pinned_buffer(errors_.bytes(), "the run-time checks' error slots");
         stats_.arena_bytes = plan_.arena_bytes;
@@ -152,10 +186,16 @@ private:
     };
     struct output_slot {
         const instruction* ins;
-        pinned_buffer host;
+        std::vector<argument> device;      // its tensors (a tuple's elements in order)
+        std::vector<pinned_buffer> host;   // one per tensor
     };
 
-    std::byte* address_of(const instruction& ins) const { return address_.at(&ins); }
+    // A tuple's address is its first element's, where a lowering finds the planned buffer (a
+    // tuple reaches a lowering only as the result it computes; its elements are views' inputs).
+    std::byte* address_of(const instruction& ins) const {
+        const argument& v = values_.at(&ins);
+        return v.get_shape().is_tuple() ? v.sub_arguments().at(0).data() : v.data();
+    }
 
     // A saved program's library plans (cuBLASLt algorithms, cuDNN's choices): lowering takes them
     // instead of asking the heuristics.
@@ -190,7 +230,7 @@ private:
             const argument& a = ins.get_literal().get_argument();
             KILN_GPU_CHECK(cudaMemcpy(weights_.data() + at, a.data(), ins.get_shape().bytes(), cudaMemcpyHostToDevice),
                            cat("uploading the literal of ", describe(m, ins)));
-            address_[&ins] = weights_.data() + at;
+            values_[&ins] = argument(ins.get_shape(), weights_.data() + at, nullptr);
             at += ins.get_shape().bytes();
         }
     }
@@ -267,10 +307,7 @@ private:
             if (!observe) continue;
             stream_.synchronize(cat("running ", describe(m, *s.ins)));
             double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-            argument host(s.ins->get_shape());
-            KILN_GPU_CHECK(cudaMemcpy(host.data(), address_of(*s.ins), s.ins->get_shape().bytes(), cudaMemcpyDeviceToHost),
-                           cat("reading back the result of ", describe(m, *s.ins)));
-            (*observe)(*s.ins, host, ms);
+            (*observe)(*s.ins, read_back(values_.at(s.ins), cat("reading back the result of ", describe(m, *s.ins))), ms);
         }
     }
 
@@ -356,10 +393,9 @@ private:
         return bound;
     }
 
-    // Where an output's value is after the run: in the caller's buffer of a bound parameter when
-    // the output is a view of it, else at its own address.
-    const std::byte* output_source(const output_slot& o, std::span<std::byte* const> bound) const {
-        const std::byte* a = address_of(*o.ins);
+    // Where a tensor at `a` is after the run: in the caller's buffer of a bound parameter when it
+    // is a view of it, else at `a`.
+    const std::byte* source_of(const std::byte* a, std::span<std::byte* const> bound) const {
         for (std::size_t i = 0; i < params_.size(); ++i) {
             const std::byte* b = params_[i].buffer.data();
             if (bound[i] && a >= b && a < b + params_[i].buffer.bytes()) return bound[i] + (a - b);
@@ -381,15 +417,23 @@ private:
             if (i < into.size() && into[i].on_device) {
                 if (bound[params_.size() + i]) continue;   // the graph wrote it in place
                 std::string label = cat("output ", i);
+                if (s.is_tuple()) fail(label, " is a tuple (", describe(m, *o.ins), "); a device buffer takes one tensor");
                 check_device_buffer(into[i], s, label);
-                KILN_GPU_CHECK(cudaMemcpyAsync(into[i].arg.data(), output_source(o, bound), s.bytes(), cudaMemcpyDeviceToDevice,
+                KILN_GPU_CHECK(cudaMemcpyAsync(into[i].arg.data(), source_of(address_of(*o.ins), bound), s.bytes(), cudaMemcpyDeviceToDevice,
                                                stream_.get()),
                                cat("copying ", label, " on the device"));
                 continue;
             }
-            KILN_GPU_CHECK(cudaMemcpyAsync(o.host.data(), output_source(o, bound), s.bytes(), cudaMemcpyDeviceToHost, stream_.get()),
-                           cat("copying the output ", describe(m, *o.ins), " to the host"));
-            r.emplace_back(s, o.host.data(), nullptr);
+            std::vector<argument> host;
+            for (std::size_t t = 0; t < o.device.size(); ++t) {
+                const shape& ts = o.device[t].get_shape();
+                KILN_GPU_CHECK(cudaMemcpyAsync(o.host[t].data(), source_of(o.device[t].data(), bound), ts.bytes(), cudaMemcpyDeviceToHost,
+                                               stream_.get()),
+                               cat("copying the output ", describe(m, *o.ins), " to the host"));
+                host.emplace_back(ts, o.host[t].data(), nullptr);
+            }
+            std::size_t next = 0;
+            r.push_back(rebuild(values_.at(o.ins), host, next));
         }
         errors_.read(errors_host_.data(), stream_.get());
         stream_.synchronize("running the program (an asynchronous error of an earlier launch; run with verify or perf to find its instruction)");
@@ -409,7 +453,7 @@ private:
     std::vector<param_slot> params_;
     pinned_buffer staging_in_;
     std::vector<output_slot> outputs_;
-    std::unordered_map<const instruction*, std::byte*> address_;
+    std::unordered_map<const instruction*, argument> values_;   // every result's device memory
     kernel_set kernels_;
     std::vector<gpu_step> steps_;
     std::deque<kernel_launch> launches_;
@@ -447,11 +491,14 @@ public:
         if (opts.threads) r.push_back("--threads (the gpu target runs on its device)");
         return r;
     }
+    // A program the memory plan cannot lay out runs an instruction at a time (dynamic_runner.hpp).
     std::unique_ptr<executable> load(program lowered, const compile_options& opts) const override {
+        if (!static_module(lowered.main())) return make_dynamic_executable(std::move(lowered), opts);
         return std::make_unique<gpu_executable>(std::move(lowered), opts, saved_parts{});
     }
     std::unique_ptr<executable> load_saved(program lowered, const compile_options& opts,
                                            saved_parts parts) const override {
+        if (!static_module(lowered.main())) return make_dynamic_executable(std::move(lowered), opts);
         return std::make_unique<gpu_executable>(std::move(lowered), opts, parts);
     }
 

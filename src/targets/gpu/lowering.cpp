@@ -1,8 +1,12 @@
 #include "targets/gpu/lowering.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "core/eval.hpp"
+#include "passes/analysis/memory_plan.hpp"
 #include "passes/pipeline.hpp"
+#include "targets/gpu/dynamic_runner.hpp"
 #include "targets/gpu/gpu_error.hpp"
 
 namespace kiln::gpu {
@@ -16,6 +20,10 @@ std::vector<gpu_lowering>& registry() {
 }  // namespace
 
 std::string lowering_context::where(const instruction& ins) const { return describe(m_, ins); }
+
+std::byte* lowering_context::element_address(const instruction& ins, std::size_t i) const {
+    return address(ins) + tuple_element_offset(ins.get_shape(), i);
+}
 
 void lowering_context::add_kernel(const instruction& ins, kernel_source src, launch_dims dims,
                                   std::vector<void*> pointers) {
@@ -65,12 +73,14 @@ bool needs_no_step(const instruction& ins) {
     return ins.get_operator().output_alias(in) >= 0;
 }
 
-// Element types generated kernels and the libraries take (not fp8, fp4, the packed integers or
-// tuples yet; never sequences or optionals, which only the interpreter runs; a list of what is
-// taken, so that a new dtype is refused until it is implemented), in static shapes (kernels and
-// the memory plan bake shapes in; data-dependent ones have no lowering yet).
-bool gpu_type(const shape& s) {
-    if (s.dynamic()) return false;
+namespace {
+
+// Element types generated kernels and the libraries take (not fp8, fp4 or the packed integers
+// yet; never sequences or optionals, which only the interpreter runs; a list of what is taken, so
+// that a new dtype is refused until it is implemented). A tuple (a multi-output op's result, laid
+// out by the memory plan) when all its elements are.
+bool gpu_element_type(const shape& s) {
+    if (s.is_tuple()) return std::all_of(s.sub_shapes().begin(), s.sub_shapes().end(), gpu_element_type);
     switch (s.type()) {
         case dtype::bool_:
         case dtype::int8: case dtype::int16: case dtype::int32: case dtype::int64:
@@ -80,12 +90,28 @@ bool gpu_type(const shape& s) {
     }
 }
 
+bool has_dynamic(const shape& s) {
+    return s.dynamic() || std::any_of(s.sub_shapes().begin(), s.sub_shapes().end(), has_dynamic);
+}
+
+// Lowerings take static shapes (kernels and the memory plan bake them in).
+bool gpu_type(const shape& s) { return !has_dynamic(s) && gpu_element_type(s); }
+
 bool gpu_types(const instruction& ins) {
     if (!gpu_type(ins.get_shape())) return false;
     for (auto i : ins.inputs())
         if (!gpu_type(i->get_shape())) return false;
     return true;
 }
+
+bool gpu_element_types(const instruction& ins) {
+    if (!gpu_element_type(ins.get_shape())) return false;
+    for (auto i : ins.inputs())
+        if (!gpu_element_type(i->get_shape())) return false;
+    return true;
+}
+
+}  // namespace
 
 const gpu_lowering* find_lowering(const instruction& ins) {
     if (!gpu_types(ins)) return nullptr;
@@ -94,14 +120,33 @@ const gpu_lowering* find_lowering(const instruction& ins) {
     return nullptr;
 }
 
+bool gpu_supported(const instruction& ins) {
+    if (ins.is_return()) return true;
+    if (ins.is_param() || ins.is_literal()) return gpu_element_type(ins.get_shape());
+    if (find_dynamic_op(ins)) return true;
+    if (ins.get_operator().traits().data_dependent) return false;   // its result shape needs an op of the runner
+    if (has_dynamic(ins.get_shape()) || std::any_of(ins.inputs().begin(), ins.inputs().end(), [](auto i) {
+            return has_dynamic(i->get_shape());
+        }))
+        return gpu_element_types(ins);   // lowered for its actual shapes when it runs
+    return needs_no_step(ins) ? gpu_types(ins) : find_lowering(ins) != nullptr;
+}
+
+namespace {
+
+void collect_unsupported(const module& m, std::vector<std::string>& missing) {
+    for (const auto& ins : m) {
+        if (!gpu_supported(ins)) missing.push_back(describe(m, ins));
+        if (find_dynamic_op(ins))
+            for (const module* body : ins.module_inputs()) collect_unsupported(*body, missing);
+    }
+}
+
+}  // namespace
+
 void check_supported(const module& m) {
     std::vector<std::string> missing;
-    for (const auto& ins : m) {
-        bool ok = ins.is_return() || ins.is_param() || ins.is_literal() ? gpu_type(ins.get_shape()) || ins.is_return()
-                  : needs_no_step(ins) ? gpu_types(ins)
-                                       : find_lowering(ins) != nullptr;
-        if (!ok) missing.push_back(describe(m, ins));
-    }
+    collect_unsupported(m, missing);
     if (missing.empty()) return;
     std::string msg = cat("gpu: no GPU implementation for ", missing.size(), " instruction", missing.size() > 1 ? "s" : "",
                           " (kiln does not fall back to the host):");

@@ -47,6 +47,9 @@ public:
 
     const module& main() const { return m_; }
     std::byte* address(const instruction& ins) const { return address_(ins); }
+    // Element i of a tuple result `ins` computes (topk's values and indices): its planned buffer's
+    // elements lie one after another (tuple_element_offset in passes/analysis/memory_plan.hpp).
+    std::byte* element_address(const instruction& ins, std::size_t i) const;
     std::string where(const instruction& ins) const;   // the instruction and its ONNX node
     library_handles& libraries() { return libs_; }
 
@@ -93,10 +96,17 @@ struct gpu_lowering_registrar {
 // their input's memory).
 bool needs_no_step(const instruction& ins);
 // The lowering of an instruction, or null (also for element types the gpu target does not take:
-// fp8, int4/uint4, tuples; and for dynamic shapes).
+// fp8, int4/uint4; and for dynamic shapes).
 const gpu_lowering* find_lowering(const instruction& ins);
-// Throws, listing every instruction of the program's main that has no GPU implementation with
-// its ONNX node ("gpu: no GPU implementation for 2 instructions: ..."); does nothing otherwise.
+// Whether the gpu target runs `ins`: the dynamic runner's ops (control flow, data-dependent ops;
+// dynamic_runner.hpp), views and the interface in element types the target takes, static-shape
+// instructions through a lowering. An instruction with dynamic shapes is lowered for its actual
+// shapes when it runs, so only its element types are known here (a missing lowering is then a run
+// error naming it); other data-dependent ops are refused.
+bool gpu_supported(const instruction& ins);
+// Throws, listing every instruction of the program's main (and of the bodies the runner runs) that
+// has no GPU implementation with its ONNX node ("gpu: no GPU implementation for 2 instructions:
+// ..."); does nothing otherwise.
 void check_supported(const module& m);
 // The gpu target's pipeline: the generic passes with the fusion policy the lowerings execute,
 // then the check above (the pass `gpu_check_supported`).

@@ -1,0 +1,274 @@
+#include "targets/gpu/dynamic_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <unordered_map>
+
+#include "core/cancel.hpp"
+#include "core/error.hpp"
+#include "core/eval.hpp"
+#include "passes/analysis/memory_plan.hpp"
+#include "targets/gpu/gpu_error.hpp"
+#include "targets/gpu/libraries.hpp"
+#include "targets/gpu/lowering.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+std::vector<gpu_dynamic_op>& dynamic_ops() {
+    static std::vector<gpu_dynamic_op> r;
+    return r;
+}
+
+bool has_dynamic(const shape& s) {
+    return s.dynamic() || std::any_of(s.sub_shapes().begin(), s.sub_shapes().end(), has_dynamic);
+}
+
+std::size_t value_bytes(const shape& s) {
+    if (!s.is_tuple()) return s.bytes();
+    std::size_t n = s.sub_shapes().size();
+    return n == 0 ? 0 : tuple_element_offset(s, n - 1) + value_bytes(s.sub_shapes().back());
+}
+
+argument value_at(const shape& s, std::byte* p, const std::shared_ptr<void>& owner) {
+    if (!s.is_tuple()) return argument(s, p, owner);
+    std::vector<argument> elems;
+    for (std::size_t i = 0; i < s.sub_shapes().size(); ++i)
+        elems.push_back(value_at(s.sub_shapes()[i], p + tuple_element_offset(s, i), owner));
+    return argument(std::move(elems));
+}
+
+}  // namespace
+
+gpu_dynamic_op_registrar::gpu_dynamic_op_registrar(gpu_dynamic_op op) { dynamic_ops().push_back(op); }
+
+const gpu_dynamic_op* find_dynamic_op(const instruction& ins) {
+    for (const auto& d : dynamic_ops())
+        if (d.matches(ins)) return &d;
+    return nullptr;
+}
+
+bool static_module(const module& m) {
+    for (const auto& ins : m)
+        if (has_dynamic(ins.get_shape()) || find_dynamic_op(ins)) return false;
+    return true;
+}
+
+// A cudaMalloc'd block per size class, kept for reuse: values hold a block through the shared
+// owner of their argument, whose deleter gives it back to the free list.
+class device_pool {
+public:
+    ~device_pool() {
+        for (void* p : blocks_) cudaFree(p);
+    }
+    std::shared_ptr<void> get(std::size_t bytes) {
+        bytes = std::max<std::size_t>(256, (bytes + 255) / 256 * 256);
+        void* p = nullptr;
+        if (auto it = free_.find(bytes); it != free_.end()) {
+            p = it->second;
+            free_.erase(it);
+        } else {
+            KILN_GPU_CHECK(cudaMalloc(&p, bytes), cat("allocating ", bytes, " bytes for a result"));
+            blocks_.push_back(p);
+        }
+        return std::shared_ptr<void>(p, [this, bytes](void* q) { free_.emplace(bytes, q); });
+    }
+
+private:
+    std::multimap<std::size_t, void*> free_;
+    std::vector<void*> blocks_;
+};
+
+// What one lowered instruction keeps until its run is over: its one-instruction module, the
+// lowering's launches and scratch memory, and its error slot.
+struct lowered_call {
+    module m{"main"};
+    std::unique_ptr<lowering_context> ctx;
+    std::shared_ptr<void> slot;
+    std::unique_ptr<device_error_flags> flags;
+};
+
+struct dynamic_runner::state {
+    const device_info& dev;
+    library_handles& libs;
+    kernel_settings settings;
+    device_pool pool;   // before the values that hold its blocks
+    std::unordered_map<const instruction*, argument> literals;
+    std::vector<std::unique_ptr<kernel_set>> kernel_sets;
+    std::unordered_map<std::string, cudaKernel_t> kernels;   // by source
+    std::vector<std::unique_ptr<lowered_call>> calls;         // this run's
+    kernel_build_stats built;
+};
+
+dynamic_runner::dynamic_runner(const device_info& dev, library_handles& libs, cudaStream_t s,
+                               const compile_options& opts)
+    : st_(new state{dev, libs, {dev.arch, opts.fast_math, opts.kernel_cache, {}}, {}, {}, {}, {}, {}, {}}), stream_(s) {}
+
+dynamic_runner::~dynamic_runner() = default;
+
+argument dynamic_runner::allocate(const shape& s) {
+    auto block = st_->pool.get(value_bytes(s));
+    return value_at(s, static_cast<std::byte*>(block.get()), block);
+}
+
+std::int64_t dynamic_runner::read_scalar(const argument& a, const std::string& why) {
+    const shape& s = a.get_shape();
+    if (s.elements() != 1) fail(why, ": expected one element, got ", to_string(s));
+    argument host(shape(s.type(), std::vector<std::size_t>{1}));
+    KILN_GPU_CHECK(cudaMemcpyAsync(host.data(), a.data(), s.type_bits() / 8, cudaMemcpyDeviceToHost, stream_), why);
+    KILN_GPU_CHECK(cudaStreamSynchronize(stream_), why);
+    return to_int64s(host).at(0);
+}
+
+argument dynamic_runner::scalar(const shape& s, std::int64_t v) {
+    argument host = from_int64s(s, std::vector<std::int64_t>{v});
+    argument d = allocate(s);
+    // From pageable memory: the copy has read it when the call returns.
+    KILN_GPU_CHECK(cudaMemcpyAsync(d.data(), host.data(), s.bytes(), cudaMemcpyHostToDevice, stream_),
+                   "writing a loop counter to the device");
+    return d;
+}
+
+argument dynamic_runner::standard(const instruction& ins, const argument& a) {
+    if (a.get_shape().standard()) return a;
+    std::vector<argument> in{a};
+    return launch(ins, make_op("contiguous"), in);
+}
+
+argument dynamic_runner::launch(const instruction& ins, const operation& op, std::span<const argument> args) {
+    auto call = std::make_unique<lowered_call>();
+    std::vector<instruction_ref> params;
+    for (std::size_t i = 0; i < args.size(); ++i) params.push_back(call->m.add_parameter(cat("x", i), args[i].get_shape()));
+    instruction_ref r = call->m.add_instruction(op, params, ins.module_inputs());
+    r->set_source_name(ins.source_name());
+    call->m.add_return({r});
+    if (has_dynamic(r->get_shape()))
+        fail("gpu: ", describe(call->m, *r), " has a result shape that depends on its data, "
+             "which the gpu target does not compute for this op yet (kiln does not fall back to the host)");
+    const gpu_lowering* l = find_lowering(*r);
+    if (!l) {
+        std::string shapes;
+        for (const auto& a : args) shapes += (shapes.empty() ? "" : ", ") + to_string(a.get_shape());
+        fail("gpu: no GPU implementation for ", describe(call->m, *r), " with inputs ", shapes,
+             " (kiln does not fall back to the host)");
+    }
+    argument out = allocate(r->get_shape());
+    if (!out.get_shape().is_tuple() && out.get_shape().elements() == 0) return out;   // nothing to write
+    std::unordered_map<const instruction*, std::byte*> address;
+    for (std::size_t i = 0; i < args.size(); ++i) address[&*params[i]] = args[i].data();
+    address[&*r] = out.get_shape().is_tuple() ? out.sub_arguments().at(0).data() : out.data();
+    call->ctx = std::make_unique<lowering_context>(call->m, st_->libs,
+                                                   [address](const instruction& i) { return address.at(&i); });
+    call->slot = st_->pool.get(sizeof(error_slot));
+    call->flags = std::make_unique<device_error_flags>(call->slot.get(), 1);
+    call->ctx->error_flags = call->flags.get();
+    l->lower(*call->ctx, *r);
+    for (auto& k : call->ctx->launches) k.kernel = kernel(call->ctx->sources[k.source]);
+    call->flags->clear(stream_);
+    for (auto& s : call->ctx->steps) s.launch(stream_);
+    st_->calls.push_back(std::move(call));
+    return out;
+}
+
+// Kernels by source: a shape seen before compiles nothing (and one seen in another process comes
+// from the disk cache).
+cudaKernel_t dynamic_runner::kernel(const kernel_source& src) {
+    if (auto it = st_->kernels.find(src.code); it != st_->kernels.end()) return it->second;
+    auto set = std::make_unique<kernel_set>();
+    kernel_build_stats stats;
+    cudaKernel_t k = set->build({src}, st_->settings, stats).at(0);
+    st_->kernel_sets.push_back(std::move(set));
+    st_->built.kernels += stats.kernels;
+    st_->built.cache_hits += stats.cache_hits;
+    return st_->kernels.emplace(src.code, k).first->second;
+}
+
+argument dynamic_runner::to_host(const argument& d, const std::string& what) {
+    if (d.get_shape().is_tuple()) {
+        std::vector<argument> elems;
+        for (const auto& e : d.sub_arguments()) elems.push_back(to_host(e, what));
+        return argument(std::move(elems));
+    }
+    argument h(d.get_shape());
+    KILN_GPU_CHECK(cudaMemcpyAsync(h.data(), d.data(), d.get_shape().bytes(), cudaMemcpyDeviceToHost, stream_), what);
+    KILN_GPU_CHECK(cudaStreamSynchronize(stream_), what);
+    return h;
+}
+
+const kernel_build_stats& dynamic_runner::kernel_stats() const { return st_->built; }
+
+std::vector<argument> dynamic_runner::run(const module& m, std::span<const argument> inputs,
+                                          const instruction_observer* observe) {
+    auto params = m.parameters();
+    if (params.size() != inputs.size())
+        fail("gpu: module ", m.name(), " takes ", params.size(), " inputs, got ", inputs.size());
+    std::unordered_map<const instruction*, argument> values;
+    for (std::size_t i = 0; i < params.size(); ++i) values[&*params[i]] = inputs[i];
+    for (const auto& ins : m) {
+        if (ins.is_param()) continue;
+        if (ins.is_literal()) {
+            values[&ins] = literal_value(ins);
+            continue;
+        }
+        std::vector<argument> args;
+        for (auto i : ins.inputs()) args.push_back(values.at(&*i));
+        if (ins.is_return()) return args;
+        check_cancelled([&] { return describe(m, ins); });
+        auto t0 = std::chrono::steady_clock::now();
+        try {
+            values[&ins] = run_instruction(ins, args);
+            if (observe) {
+                KILN_GPU_CHECK(cudaStreamSynchronize(stream_), describe(m, ins));
+                double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+                (*observe)(ins, to_host(values[&ins], cat("reading back the result of ", describe(m, ins))), ms);
+            }
+        } catch (const cancelled&) {
+            throw;
+        } catch (const error& e) {
+            // The target's own errors ("gpu: ...") already name the instruction and its node; an
+            // op's (a shape check, a loop past max_iterations, a nested body's) gets them here.
+            std::string msg = e.what();
+            if (msg.rfind("gpu", 0) == 0) throw;
+            fail(describe(m, ins), ": ", msg);
+        }
+    }
+    return {};
+}
+
+argument dynamic_runner::literal_value(const instruction& ins) {
+    auto it = st_->literals.find(&ins);
+    if (it != st_->literals.end()) return it->second;
+    const argument& a = ins.get_literal().get_argument();
+    argument d = allocate(a.get_shape());
+    copy_to_device(d.data(), a.data(), a.get_shape().bytes(), "uploading a literal");
+    return st_->literals.emplace(&ins, d).first->second;
+}
+
+argument dynamic_runner::run_instruction(const instruction& ins, std::span<const argument> args) {
+    if (const gpu_dynamic_op* d = find_dynamic_op(ins)) return d->run(*this, ins, args);
+    std::vector<shape> shapes;
+    for (const auto& a : args) shapes.push_back(a.get_shape());
+    if (ins.get_operator().output_alias(shapes) >= 0) return view(ins.get_operator(), args);
+    return launch(ins, ins.get_operator(), args);
+}
+
+// Views only compute where they point, never read, so their reference compute runs over device
+// values.
+argument dynamic_runner::view(const operation& op, std::span<const argument> args) {
+    std::vector<shape> shapes;
+    for (const auto& a : args) shapes.push_back(a.get_shape());
+    return op.compute(op.compute_shape(shapes), args);
+}
+
+void dynamic_runner::finish_run() {
+    auto calls = std::move(st_->calls);
+    for (const auto& c : calls) {
+        if (!c->flags->used()) continue;
+        std::vector<error_slot> host(1);
+        copy_to_host(host.data(), c->slot.get(), sizeof(error_slot), "reading a run-time check");
+        c->flags->check(host.data());
+    }
+}
+
+}  // namespace kiln::gpu

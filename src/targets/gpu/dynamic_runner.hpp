@@ -1,0 +1,109 @@
+// Running a program on the GPU an instruction at a time, for what the static executable cannot
+// plan: shapes that are not all static, control flow (If, Loop) and ops whose result shape depends
+// on their data (nonzero). It follows the ref/cpu executor's interpreter (runtime/executor.hpp),
+// with device buffers and the GPU lowerings instead of reference computes:
+//  - each instruction is lowered for its inputs' actual shapes as a one-instruction module (the
+//    same lowerings as the static executable) and its steps launched at once on the stream;
+//    generated kernels are kept by source, so a shape seen before compiles nothing;
+//  - results live in a device caching allocator (blocks reused by size, stream-ordered on the
+//    one stream, so a block freed while kernels still read it is only reused after them);
+//  - views are computed over their inputs' device values, as in the static executable;
+//  - the host synchronises where the data decides what runs next, and only there: an If's
+//    condition, a Loop's trip count and condition (once per iteration), a data-dependent op's
+//    result size (docs/gpu.md lists each). Nothing is computed on the host.
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/argument.hpp"
+#include "core/eval.hpp"
+#include "core/module.hpp"
+#include "core/target.hpp"
+#include "targets/gpu/kernel_compiler.hpp"
+
+
+namespace kiln::gpu {
+
+struct library_handles;
+struct device_info;
+class dynamic_runner;
+
+// An instruction the runner executes itself rather than through a lowering: control flow and
+// data-dependent ops. `run` enqueues its work and returns its result in device memory.
+struct gpu_dynamic_op {
+    const char* what;
+    bool (*matches)(const instruction& ins);
+    argument (*run)(dynamic_runner& r, const instruction& ins, std::span<const argument> args);
+};
+struct gpu_dynamic_op_registrar {
+    explicit gpu_dynamic_op_registrar(gpu_dynamic_op op);
+};
+const gpu_dynamic_op* find_dynamic_op(const instruction& ins);
+
+// Whether the static executable runs `m`: every shape static and no instruction the runner
+// executes itself.
+bool static_module(const module& m);
+
+class dynamic_runner {
+public:
+    dynamic_runner(const device_info& dev, library_handles& libs, cudaStream_t s, const compile_options& opts);
+    ~dynamic_runner();
+    dynamic_runner(const dynamic_runner&) = delete;
+    dynamic_runner& operator=(const dynamic_runner&) = delete;
+
+    // Runs `m` on device inputs (in parameter order); the outputs are device values that stay
+    // valid until the next run. Enqueues on the stream; the caller synchronises. `observe` (perf,
+    // verify) sees each computing instruction of `m` (not of its bodies) after a synchronisation.
+    std::vector<argument> run(const module& m, std::span<const argument> inputs,
+                              const instruction_observer* observe = nullptr);
+    // A device value copied into fresh host memory (synchronous), tuples element by element.
+    argument to_host(const argument& d, const std::string& what);
+    // After the stream's synchronisation: throws naming the first instruction whose run-time
+    // check failed (error_flags.hpp), then forgets this run's lowerings.
+    void finish_run();
+
+    // For the ops that run themselves:
+    cudaStream_t stream() const { return stream_; }
+    // Device memory for a value of static shape `s` (a tuple laid out as plan_memory lays it out).
+    argument allocate(const shape& s);
+    // A standard-layout device value with the same elements (a copy kernel unless it is one).
+    argument standard(const instruction& ins, const argument& a);
+    // The result of a view op (output_alias >= 0) over device values: where it points.
+    argument view(const operation& op, std::span<const argument> args);
+    // Lowers `op` over `args` (their actual shapes) as `ins`'s work and launches it.
+    argument launch(const instruction& ins, const operation& op, std::span<const argument> args);
+    // One element of a device scalar or 1-element tensor, read to the host: a synchronisation,
+    // `why` says which (it names the instruction in errors).
+    std::int64_t read_scalar(const argument& a, const std::string& why);
+    // A device tensor of shape `s` (one element) holding `v`.
+    argument scalar(const shape& s, std::int64_t v);
+    // A generated kernel, compiled (or taken from the disk cache) the first time its source is seen.
+    cudaKernel_t kernel(const kernel_source& src);
+    // The distinct kernels loaded so far, and how many of them came from the disk cache.
+    const kernel_build_stats& kernel_stats() const;
+
+    struct state;
+
+private:
+    argument run_instruction(const instruction& ins, std::span<const argument> args);
+    argument literal_value(const instruction& ins);
+    std::unique_ptr<state> st_;
+    cudaStream_t stream_;
+};
+
+// nonzero's kernels (nonzero_kernel.cpp): counting the nonzero elements of x, and writing their
+// multi-indices once the count is known.
+kernel_source nonzero_count_kernel(const shape& x, const std::string& where);
+kernel_source nonzero_write_kernel(const shape& x, const std::string& where);
+
+// compress's kernel listing the indices where the condition is true (select_kernels.cpp), and
+// range's writing start + i * delta for an element type.
+kernel_source compress_list_kernel(const shape& cond, const std::string& where);
+kernel_source range_kernel(dtype t, const std::string& where);
+
+// The gpu executable of a program main of which static_module refuses.
+std::unique_ptr<executable> make_dynamic_executable(program p, const compile_options& opts);
+
+}  // namespace kiln::gpu
