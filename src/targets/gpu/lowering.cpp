@@ -65,40 +65,43 @@ bool needs_no_step(const instruction& ins) {
     return ins.get_operator().output_alias(in) >= 0;
 }
 
-// Element types generated kernels and the libraries take (not fp8, fp4, the packed integers or
-// tuples yet; never sequences or optionals, which only the interpreter runs; a list of what is
-// taken, so that a new dtype is refused until it is implemented), in static shapes (kernels and
-// the memory plan bake shapes in; data-dependent ones have no lowering yet).
-bool gpu_type(const shape& s) {
+// Element types generated kernels and the libraries take (never sequences or optionals, which
+// only the interpreter runs; tuples not yet; a list of what is taken, so that a new dtype is
+// refused until it is implemented), in static shapes (kernels and the memory plan bake shapes in;
+// data-dependent ones have no lowering yet). The small types (fp8, fp8e8m0 and the packed ones)
+// only where a lowering says it takes them.
+bool gpu_type(const shape& s, bool small_ok) {
     if (s.dynamic()) return false;
     switch (s.type()) {
         case dtype::bool_:
         case dtype::int8: case dtype::int16: case dtype::int32: case dtype::int64:
         case dtype::uint8: case dtype::uint16: case dtype::uint32: case dtype::uint64:
         case dtype::float16: case dtype::bfloat16: case dtype::float32: case dtype::float64: return true;
+        case dtype::fp8e4m3fn: case dtype::fp8e5m2: case dtype::fp8e4m3fnuz: case dtype::fp8e5m2fnuz:
+        case dtype::fp8e8m0: case dtype::int4: case dtype::uint4: case dtype::int2: case dtype::uint2:
+        case dtype::fp4e2m1: return small_ok;
         default: return false;
     }
 }
 
-bool gpu_types(const instruction& ins) {
-    if (!gpu_type(ins.get_shape())) return false;
+bool gpu_types(const instruction& ins, bool small_ok) {
+    if (!gpu_type(ins.get_shape(), small_ok)) return false;
     for (auto i : ins.inputs())
-        if (!gpu_type(i->get_shape())) return false;
+        if (!gpu_type(i->get_shape(), small_ok)) return false;
     return true;
 }
 
 const gpu_lowering* find_lowering(const instruction& ins) {
-    if (!gpu_types(ins)) return nullptr;
     for (const auto& l : registry())
-        if (l.matches(ins)) return &l;
+        if (gpu_types(ins, l.small_types) && l.matches(ins)) return &l;
     return nullptr;
 }
 
 void check_supported(const module& m) {
     std::vector<std::string> missing;
     for (const auto& ins : m) {
-        bool ok = ins.is_return() || ins.is_param() || ins.is_literal() ? gpu_type(ins.get_shape()) || ins.is_return()
-                  : needs_no_step(ins) ? gpu_types(ins)
+        bool ok = ins.is_return() || ins.is_param() || ins.is_literal() ? gpu_type(ins.get_shape(), true) || ins.is_return()
+                  : needs_no_step(ins) ? gpu_types(ins, true)
                                        : find_lowering(ins) != nullptr;
         if (!ok) missing.push_back(describe(m, ins));
     }

@@ -82,6 +82,8 @@ struct gpu_lowering {
     bool (*matches)(const instruction& ins);
     void (*lower)(lowering_context& ctx, const instruction& ins);
     bool library = false;   // plans a cuBLASLt or cuDNN call while lowering, so it needs a device
+    // Takes the small element types too (fp8, fp8e8m0, the packed int4/uint4/int2/uint2/fp4e2m1).
+    bool small_types = false;
 };
 
 const std::vector<gpu_lowering>& gpu_lowerings();
@@ -89,11 +91,15 @@ struct gpu_lowering_registrar {
     explicit gpu_lowering_registrar(gpu_lowering l);
 };
 
+// Whether generated kernels can write s as a row-major array: standard, or empty (shape::standard()
+// says no to lens {2, 0} with the strides standard_strides gives it, {1, 1}; nothing is written).
+inline bool standard_or_empty(const shape& s) { return s.standard() || (!s.dynamic() && s.elements() == 0); }
+
 // Instructions that need no step: parameters, literals, the return and views (their result is
 // their input's memory).
 bool needs_no_step(const instruction& ins);
 // The lowering of an instruction, or null (also for element types the gpu target does not take:
-// fp8, int4/uint4, tuples; and for dynamic shapes).
+// tuples, sequences; the small types where the lowering does not take them; and for dynamic shapes).
 const gpu_lowering* find_lowering(const instruction& ins);
 // Throws, listing every instruction of the program's main that has no GPU implementation with
 // its ONNX node ("gpu: no GPU implementation for 2 instructions: ..."); does nothing otherwise.
