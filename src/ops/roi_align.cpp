@@ -5,10 +5,10 @@
 // the four weighted corners, as ONNX's reference and ONNX Runtime do. half_pixel shifts the
 // region by half a pixel; output_half_pixel (opset 10's behaviour) does not, and makes regions
 // at least 1x1. max_roi_pool, as ONNX MaxRoiPool, pools whole-pixel bins instead.
+#include "ops/roi_align.hpp"
+
 #include <algorithm>
 #include <cmath>
-
-#include "ops/roi_align.hpp"
 
 namespace kiln::ops {
 namespace {
@@ -52,8 +52,11 @@ struct roi_sampler {
         double rw = roi[2] * scale - off - x0, rh = roi[3] * scale - off - y0;
         if (!half) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
         double bh = rh / double(output_height), bw = rw / double(output_width);
-        auto gh = std::size_t(sampling_ratio > 0 ? double(sampling_ratio) : std::ceil(bh));
-        auto gw = std::size_t(sampling_ratio > 0 ? double(sampling_ratio) : std::ceil(bw));
+        // ceil of the bin size, as ONNX Runtime: a region of negative size (x2 < x1) has no samples.
+        auto grid = [&](double bin) {
+            return std::size_t(sampling_ratio > 0 ? double(sampling_ratio) : bin > 0 ? std::ceil(bin) : 0.0);
+        };
+        std::size_t gh = grid(bh), gw = grid(bw);
         std::vector<sample> out;
         for (std::int64_t ph = 0; ph < output_height; ++ph)
             for (std::int64_t pw = 0; pw < output_width; ++pw)
@@ -109,8 +112,7 @@ shape roi_align::compute_shape(std::span<const shape> in) const {
     if (in[0].lens()[2] == 0 || in[0].lens()[3] == 0) fail("input 0 has an empty spatial dim; expected H, W >= 1");
     std::size_t r = in[1].lens()[0];
     if (in[1].lens()[1] != 4) fail("rois' last dim is ", in[1].lens()[1], "; expected 4 (x1, y1, x2, y2)");
-    if (in[2].lens()[0] != r)
-        fail("batch_indices has ", in[2].lens()[0], " values; expected ", r, " (one per roi)");
+    if (in[2].lens()[0] != r) fail("batch_indices has ", in[2].lens()[0], " values; expected ", r, " (one per roi)");
     return {in[0].type(),
             std::vector<std::size_t>{r, in[0].lens()[1], std::size_t(output_height), std::size_t(output_width)}};
 }
