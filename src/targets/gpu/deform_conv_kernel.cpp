@@ -9,12 +9,6 @@
 namespace kiln::gpu {
 namespace {
 
-std::string all_dims(const shape& s) {
-    std::vector<std::size_t> d(s.ndim());
-    for (std::size_t i = 0; i < d.size(); ++i) d[i] = i;
-    return layout_of(s, d);
-}
-
 template <class T>
 std::string array(const char* name, const std::vector<T>& v) {
     std::string s = cat("    constexpr kiln::i64 ", name, "[] = {");
@@ -47,9 +41,9 @@ void lower_deform_conv(lowering_context& ctx, const instruction& ins) {
         array("DIL", ops::deform_conv::list(op.dilations, "dilations", r, 1)),
         array("ST", ops::deform_conv::list(op.strides, "strides", r, 1)),
         array("PD", ops::deform_conv::list(op.pads, "pads", 2 * r, 0)),
-        "    constexpr auto W = ", all_dims(w), ";\n",
-        "    constexpr auto O = ", all_dims(off), ";\n",
-        masked ? cat("    constexpr auto Mk = ", all_dims(ins.inputs()[4]->get_shape()), ";\n") : "",
+        "    constexpr auto W = ", layout_of_all(w), ";\n",
+        "    constexpr auto O = ", layout_of_all(off), ";\n",
+        masked ? cat("    constexpr auto Mk = ", layout_of_all(ins.inputs()[4]->get_shape()), ";\n") : "",
         "    for (kiln::index_t i = kiln::global_thread(); i < ", y.elements(), "ull; i += kiln::grid_threads()) {\n",
         "        const kiln::index_t o = i % ", outs, "ull, oc = i / ", outs, "ull % ", m, "ull, n = i / ", outs * m, "ull;\n",
         "        kiln::i64 pos[R], tap[R];\n",

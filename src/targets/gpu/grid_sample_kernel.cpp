@@ -10,12 +10,6 @@
 namespace kiln::gpu {
 namespace {
 
-std::string all_dims(const shape& s) {
-    std::vector<std::size_t> d(s.ndim());
-    for (std::size_t i = 0; i < d.size(); ++i) d[i] = i;
-    return layout_of(s, d);
-}
-
 void lower_grid_sample(lowering_context& ctx, const instruction& ins) {
     const auto& op = ins.get_operator().get<ops::grid_sample>();
     const shape& x = ins.inputs()[0]->get_shape();
@@ -30,7 +24,7 @@ void lower_grid_sample(lowering_context& ctx, const instruction& ins) {
                            "* __restrict__ y, const ", device_type(x.type()), "* __restrict__ x, const ",
                            device_type(g.type()), "* __restrict__ grid) {\n",
                            "    typedef kiln::grid_sampler<", mode, ", ", padding, ", ", op.align_corners ? "true" : "false", "> S;\n",
-                           "    constexpr auto G = ", all_dims(g), ";\n",
+                           "    constexpr auto G = ", layout_of_all(g), ";\n",
                            "    for (kiln::index_t i = kiln::global_thread(); i < ", y.elements(), "ull; i += kiln::grid_threads()) {\n",
                            "        const kiln::index_t p = i % ", points, "ull, c = i / ", points, "ull % ", channels,
                            "ull, n = i / ", points * channels, "ull;\n",

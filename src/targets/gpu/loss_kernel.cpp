@@ -16,10 +16,9 @@ void lower_nll_loss(lowering_context& ctx, const instruction& ins) {
     const shape& y = ins.get_shape();
     const bool weighted = ins.inputs().size() == 3, none = op.reduction == "none";
     const std::size_t classes = x.lens()[1], count = t.elements();
-    std::vector<std::size_t> not_class(x.ndim()), all(t.ndim());
+    std::vector<std::size_t> not_class(x.ndim());
     for (std::size_t d = 0; d < x.ndim(); ++d) not_class[d] = d;
     not_class.erase(not_class.begin() + 1);
-    for (std::size_t d = 0; d < t.ndim(); ++d) all[d] = d;
     std::string params = cat(device_type(y.type()), "* __restrict__ y, const ", device_type(x.type()), "* __restrict__ x, const ",
                              device_type(t.type()), "* __restrict__ target");
     if (weighted) params += cat(", const ", device_type(x.type()), "* __restrict__ w");
@@ -34,7 +33,7 @@ void lower_nll_loss(lowering_context& ctx, const instruction& ins) {
     std::string code = cat("#include \"kiln_elementwise.cuh\"\n#include \"kiln_error.cuh\"\n",
                            "extern \"C\" __global__ void __launch_bounds__(256) kiln_nll_loss(", params, ", kiln::error_slot* err) {\n",
                            "    constexpr auto X = ", layout_of(x, not_class), ";\n",
-                           "    constexpr auto T = ", layout_of(t, all), ";\n");
+                           "    constexpr auto T = ", layout_of_all(t), ";\n");
     if (none) {
         code += cat("    for (kiln::index_t e = kiln::global_thread(); e < ", count, "ull; e += kiln::grid_threads()) {\n", element,
                     "        kiln::store(y[e], l);\n    }\n}\n");

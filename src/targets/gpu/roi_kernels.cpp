@@ -10,12 +10,6 @@
 namespace kiln::gpu {
 namespace {
 
-std::string all_dims(const shape& s) {
-    std::vector<std::size_t> d(s.ndim());
-    for (std::size_t i = 0; i < d.size(); ++i) d[i] = i;
-    return layout_of(s, d);
-}
-
 // The kernel's frame: parameters, layouts, the output element's coordinates, the image plane's
 // offset `base` once batch index `b` is checked; `body` computes `r` (a double) from X's plane.
 std::string roi_frame(const instruction& ins, const std::string& entry, const std::string& batch_index,
@@ -30,8 +24,8 @@ std::string roi_frame(const instruction& ins, const std::string& entry, const st
         params += cat(", const ", device_type(ins.inputs()[2]->get_shape().type()), "* __restrict__ batch_indices");
     return cat("#include \"kiln_elementwise.cuh\"\n#include \"kiln_error.cuh\"\n",
                "extern \"C\" __global__ void __launch_bounds__(256) ", entry, "(", params, ", kiln::error_slot* err) {\n",
-               "    constexpr auto R = ", all_dims(rois), ";\n",
-               ins.inputs().size() == 3 ? cat("    constexpr auto B = ", all_dims(ins.inputs()[2]->get_shape()), ";\n") : "",
+               "    constexpr auto R = ", layout_of_all(rois), ";\n",
+               ins.inputs().size() == 3 ? cat("    constexpr auto B = ", layout_of_all(ins.inputs()[2]->get_shape()), ";\n") : "",
                "    for (kiln::index_t i = kiln::global_thread(); i < ", y.elements(), "ull; i += kiln::grid_threads()) {\n",
                "        const kiln::i64 pw = i % ", l[3], "ull, ph = i / ", l[3], "ull % ", l[2], "ull, c = i / ", l[3] * l[2],
                "ull % ", l[1], "ull, n = i / ", l[3] * l[2] * l[1], "ull;\n",

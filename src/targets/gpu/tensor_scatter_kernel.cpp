@@ -9,12 +9,6 @@
 namespace kiln::gpu {
 namespace {
 
-std::string all_dims(const shape& s) {
-    std::vector<std::size_t> d(s.ndim());
-    for (std::size_t i = 0; i < d.size(); ++i) d[i] = i;
-    return layout_of(s, d);
-}
-
 void lower_tensor_scatter(lowering_context& ctx, const instruction& ins) {
     const auto& op = ins.get_operator().get<ops::tensor_scatter>();
     const shape& past = ins.inputs()[0]->get_shape();
@@ -33,8 +27,8 @@ void lower_tensor_scatter(lowering_context& ctx, const instruction& ins) {
     std::string code = cat(
         "#include \"kiln_elementwise.cuh\"\n#include \"kiln_error.cuh\"\n",
         "extern \"C\" __global__ void __launch_bounds__(256) kiln_tensor_scatter(", params, ", kiln::error_slot* err) {\n",
-        "    constexpr auto P = ", all_dims(past), ";\n",
-        "    constexpr auto U = ", all_dims(update), ";\n",
+        "    constexpr auto P = ", layout_of_all(past), ";\n",
+        "    constexpr auto U = ", layout_of_all(update), ";\n",
         "    constexpr kiln::i64 seq = ", seq, ", max_seq = ", max_seq, ";\n",
         "    for (kiln::index_t i = kiln::global_thread(); i < ", y.elements(), "ull; i += kiln::grid_threads()) {\n",
         "        const kiln::index_t in = i % ", inner, "ull, bo = i / ", inner * max_seq, "ull, b = bo / ", outer, "ull;\n",
