@@ -3,7 +3,7 @@
 #include <cmath>
 #include <utility>
 
-#include "ops/common.hpp"
+#include "ops/det.hpp"
 
 namespace kiln::ops {
 namespace {
@@ -29,35 +29,31 @@ double determinant(std::vector<double>& a, std::size_t m) {
     return det;
 }
 
-struct det {
-    static constexpr std::string_view name = "det";
-    op_traits traits() const { return {.precision_sensitive = true}; }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 1);
-        check_static(in);
-        check_type(in, 0, float_type, "a float type");
-        check_rank(in, 0, 2, true);
-        auto lens = in[0].lens();
-        std::size_t m = lens.back();
-        if (lens[lens.size() - 2] != m)
-            fail("input 0 is ", lens_to_string(lens), "; expected square matrices in the last two dims");
-        lens.resize(lens.size() - 2);
-        return {in[0].type(), lens};
-    }
+shape det::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 1);
+    check_static(in);
+    check_type(in, 0, float_type, "a float type");
+    check_rank(in, 0, 2, true);
+    auto lens = in[0].lens();
+    std::size_t m = lens.back();
+    if (lens[lens.size() - 2] != m)
+        fail("input 0 is ", lens_to_string(lens), "; expected square matrices in the last two dims");
+    lens.resize(lens.size() - 2);
+    return {in[0].type(), lens};
+}
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        std::size_t m = args[0].get_shape().lens().back();
-        auto x = to_doubles(args[0]);
-        std::vector<double> y(out.elements());
-        for (std::size_t i = 0; i < y.size(); ++i) {
-            std::vector<double> a(x.begin() + std::ptrdiff_t(i * m * m), x.begin() + std::ptrdiff_t((i + 1) * m * m));
-            y[i] = determinant(a, m);
-        }
-        return from_doubles(out, y);
+argument det::compute(const shape& out, std::span<const argument> args) const {
+    std::size_t m = args[0].get_shape().lens().back();
+    auto x = to_doubles(args[0]);
+    std::vector<double> y(out.elements());
+    for (std::size_t i = 0; i < y.size(); ++i) {
+        std::vector<double> a(x.begin() + std::ptrdiff_t(i * m * m), x.begin() + std::ptrdiff_t((i + 1) * m * m));
+        y[i] = determinant(a, m);
     }
-};
+    return from_doubles(out, y);
+}
 KILN_REGISTER_OP(det)
 
-}  // namespace
 }  // namespace kiln::ops

@@ -1,5 +1,5 @@
 // Ops that make new tensors from values or shapes: range (ONNX Range), nonzero (ONNX NonZero),
-// one_hot (ONNX OneHot with depth as an attribute) and shape_of (ONNX Shape).
+// one_hot (ONNX OneHot, declared in one_hot.hpp) and shape_of (ONNX Shape).
 // range and nonzero are data-dependent: their output length is known only at compute, so
 // compute_shape gives a dynamic dim and compute returns the actual lens.
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include "core/limits.hpp"
 #include "ops/generate.hpp"
 #include "ops/indexing.hpp"
+#include "ops/one_hot.hpp"
 
 namespace kiln::ops {
 namespace {
@@ -66,10 +67,6 @@ std::size_t range::length(std::int64_t start, std::int64_t limit, std::int64_t d
 }
 KILN_REGISTER_OP(range)
 
-namespace {
-
-}  // namespace
-
 shape nonzero::compute_shape(std::span<const shape> in) const {
     check_input_count(in, 1);
     check_static(in);
@@ -97,49 +94,6 @@ argument nonzero::compute(const shape&, std::span<const argument> args) const {
 KILN_REGISTER_OP(nonzero)
 
 namespace {
-
-// Inputs indices (any numeric type; floats truncate to int64) and values [off, on]. The output
-// inserts a dim of size depth at axis (in [-rank-1, rank]) and holds `on` where the index along
-// it equals indices. Negative indices count from depth; indices outside [-depth, depth) give a
-// line of `off` (ONNX OneHot semantics, not an error).
-struct one_hot {
-    std::int64_t depth = 0;
-    std::int64_t axis = -1;
-    static constexpr std::string_view name = "one_hot";
-    auto attributes() { return fields(field("depth", depth), field("axis", axis)); }
-
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 2);
-        check_static(in);
-        check_type(in, 0, numeric_type, "a numeric type");
-        check_rank(in, 1, 1);
-        if (in[1].lens()[0] != 2) fail("input 1 (values) has ", in[1].lens()[0], " elements; expected 2 (off, on)");
-        if (depth < 1) fail("depth=", depth, "; expected a positive depth");
-        auto lens = in[0].lens();
-        std::size_t a = normalize_axis(axis, lens.size() + 1);
-        lens.insert(lens.begin() + static_cast<std::ptrdiff_t>(a), static_cast<std::size_t>(depth));
-        return {in[1].type(), lens};
-    }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        std::size_t a = normalize_axis(axis, out.ndim());
-        auto indices = to_int64s(args[0]);
-        const auto& il = args[0].get_shape().lens();
-        const shape& vs = args[1].get_shape();
-        argument r(out);
-        std::vector<std::size_t> at(il.size());
-        std::size_t k = 0;
-        for_each_index(out.lens(), [&](std::span<const std::size_t> o) {
-            std::copy(o.begin(), o.begin() + a, at.begin());
-            std::copy(o.begin() + a + 1, o.end(), at.begin() + a);
-            std::int64_t i = indices[linear_index(il, at)];
-            bool on = (i < 0 ? i + depth : i) == static_cast<std::int64_t>(o[a]);
-            copy_element(r, k++, args[1], vs.index(on ? 1 : 0));
-        });
-        return r;
-    }
-};
-KILN_REGISTER_OP(one_hot)
 
 // The input's lens [start, end) as int64 (ONNX Shape): negative bounds count from the rank and
 // bounds outside [0, rank] clamp to it, as ONNX specifies; the default end takes every dim.
@@ -177,4 +131,37 @@ struct shape_of {
 KILN_REGISTER_OP(shape_of)
 
 }  // namespace
+
+shape one_hot::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 2);
+    check_static(in);
+    check_type(in, 0, numeric_type, "a numeric type");
+    check_rank(in, 1, 1);
+    if (in[1].lens()[0] != 2) fail("input 1 (values) has ", in[1].lens()[0], " elements; expected 2 (off, on)");
+    if (depth < 1) fail("depth=", depth, "; expected a positive depth");
+    auto lens = in[0].lens();
+    std::size_t a = normalize_axis(axis, lens.size() + 1);
+    lens.insert(lens.begin() + static_cast<std::ptrdiff_t>(a), static_cast<std::size_t>(depth));
+    return {in[1].type(), lens};
+}
+
+argument one_hot::compute(const shape& out, std::span<const argument> args) const {
+    std::size_t a = normalize_axis(axis, out.ndim());
+    auto indices = to_int64s(args[0]);
+    const auto& il = args[0].get_shape().lens();
+    const shape& vs = args[1].get_shape();
+    argument r(out);
+    std::vector<std::size_t> at(il.size());
+    std::size_t k = 0;
+    for_each_index(out.lens(), [&](std::span<const std::size_t> o) {
+        std::copy(o.begin(), o.begin() + a, at.begin());
+        std::copy(o.begin() + a + 1, o.end(), at.begin() + a);
+        std::int64_t i = indices[linear_index(il, at)];
+        bool on = (i < 0 ? i + depth : i) == static_cast<std::int64_t>(o[a]);
+        copy_element(r, k++, args[1], vs.index(on ? 1 : 0));
+    });
+    return r;
+}
+KILN_REGISTER_OP(one_hot)
+
 }  // namespace kiln::ops

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ops/common.hpp"
+#include "ops/grid_sample.hpp"
 
 namespace kiln::ops {
 namespace {
@@ -25,35 +25,12 @@ std::vector<double> cubic_weights(double t) {
     return {far(t + 1), near(t), near(1 - t), far(2 - t)};
 }
 
-struct grid_sample {
-    std::string mode = "linear";
-    std::string padding_mode = "zeros";
-    bool align_corners = false;
-    static constexpr std::string_view name = "grid_sample";
-    auto attributes() {
-        return fields(field("mode", mode), field("padding_mode", padding_mode), field("align_corners", align_corners));
-    }
-
-    shape compute_shape(std::span<const shape> in) const {
-        if (mode != "linear" && mode != "nearest" && mode != "cubic")
-            fail("mode='", mode, "'; expected one of linear, nearest, cubic");
-        if (padding_mode != "zeros" && padding_mode != "border" && padding_mode != "reflection")
-            fail("padding_mode='", padding_mode, "'; expected one of zeros, border, reflection");
-        check_input_count(in, 2);
-        check_static(in);
-        check_type(in, 0, numeric_type, "a numeric type");
-        check_type(in, 1, float_type, "a float type");
-        check_rank(in, 0, 3, true);
-        const auto& x = in[0].lens();
-        const auto& g = in[1].lens();
-        std::size_t r = x.size() - 2;
-        check_rank(in, 1, r + 2);
-        if (g[0] != x[0]) fail("grid batch ", g[0], " differs from input batch ", x[0]);
-        if (g.back() != r) fail("grid's last dim is ", g.back(), "; expected ", r, " (one coordinate per spatial dim)");
-        std::vector<std::size_t> lens{x[0], x[1]};
-        lens.insert(lens.end(), g.begin() + 1, g.end() - 1);
-        return {in[0].type(), lens};
-    }
+// The sampling rules of one grid_sample (its attributes).
+struct sampler {
+    const grid_sample& op;
+    const std::string& mode = op.mode;
+    const std::string& padding_mode = op.padding_mode;
+    const bool align_corners = op.align_corners;
 
     // The border coordinates of a dim of length len: pixel centres or pixel edges.
     double lo() const { return align_corners ? 0.0 : -0.5; }
@@ -119,34 +96,57 @@ struct grid_sample {
         return all;
     }
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        const shape& xs = args[0].get_shape();
-        const shape& gs = args[1].get_shape();
-        auto grid = to_doubles(args[1]);
-        std::size_t r = xs.ndim() - 2, batch = xs.lens()[0], channels = xs.lens()[1];
-        std::size_t points = gs.elements() / (batch * r);
-        argument y(out);
-        visit_type(xs.type(), [&](auto t) {
-            using T = decltype(t);
-            const T* x = args[0].as<T>();
-            T* dst = y.as<T>();
-            for (std::size_t n = 0; n < batch; ++n)
-                for (std::size_t p = 0; p < points; ++p) {
-                    auto first = grid.begin() + static_cast<std::ptrdiff_t>((n * points + p) * r);
-                    auto ts = plane_taps(xs, std::vector<double>(first, first + static_cast<std::ptrdiff_t>(r)));
-                    for (std::size_t c = 0; c < channels; ++c) {
-                        std::size_t base = n * xs.strides()[0] + c * xs.strides()[1];
-                        double acc = 0;
-                        for (const tap& k : ts)
-                            acc += k.weight * cast<double>(x[base + static_cast<std::size_t>(k.index)]);
-                        dst[(n * channels + c) * points + p] = cast<T>(acc);
-                    }
-                }
-        });
-        return y;
-    }
 };
-KILN_REGISTER_OP(grid_sample)
 
 }  // namespace
+
+shape grid_sample::compute_shape(std::span<const shape> in) const {
+    if (mode != "linear" && mode != "nearest" && mode != "cubic")
+        fail("mode='", mode, "'; expected one of linear, nearest, cubic");
+    if (padding_mode != "zeros" && padding_mode != "border" && padding_mode != "reflection")
+        fail("padding_mode='", padding_mode, "'; expected one of zeros, border, reflection");
+    check_input_count(in, 2);
+    check_static(in);
+    check_type(in, 0, numeric_type, "a numeric type");
+    check_type(in, 1, float_type, "a float type");
+    check_rank(in, 0, 3, true);
+    const auto& x = in[0].lens();
+    const auto& g = in[1].lens();
+    std::size_t r = x.size() - 2;
+    check_rank(in, 1, r + 2);
+    if (g[0] != x[0]) fail("grid batch ", g[0], " differs from input batch ", x[0]);
+    if (g.back() != r) fail("grid's last dim is ", g.back(), "; expected ", r, " (one coordinate per spatial dim)");
+    std::vector<std::size_t> lens{x[0], x[1]};
+    lens.insert(lens.end(), g.begin() + 1, g.end() - 1);
+    return {in[0].type(), lens};
+}
+
+argument grid_sample::compute(const shape& out, std::span<const argument> args) const {
+    const shape& xs = args[0].get_shape();
+    const shape& gs = args[1].get_shape();
+    auto grid = to_doubles(args[1]);
+    std::size_t r = xs.ndim() - 2, batch = xs.lens()[0], channels = xs.lens()[1];
+    std::size_t points = gs.elements() / (batch * r);
+    argument y(out);
+    visit_type(xs.type(), [&](auto t) {
+        using T = decltype(t);
+        const T* x = args[0].as<T>();
+        T* dst = y.as<T>();
+        for (std::size_t n = 0; n < batch; ++n)
+            for (std::size_t p = 0; p < points; ++p) {
+                auto first = grid.begin() + static_cast<std::ptrdiff_t>((n * points + p) * r);
+                auto ts = sampler{*this}.plane_taps(xs, std::vector<double>(first, first + static_cast<std::ptrdiff_t>(r)));
+                for (std::size_t c = 0; c < channels; ++c) {
+                    std::size_t base = n * xs.strides()[0] + c * xs.strides()[1];
+                    double acc = 0;
+                    for (const tap& k : ts)
+                        acc += k.weight * cast<double>(x[base + static_cast<std::size_t>(k.index)]);
+                    dst[(n * channels + c) * points + p] = cast<T>(acc);
+                }
+            }
+    });
+    return y;
+}
+KILN_REGISTER_OP(grid_sample)
+
 }  // namespace kiln::ops

@@ -9,28 +9,10 @@
 #include <optional>
 #include <utility>
 
-#include "ops/common.hpp"
+#include "ops/quantize.hpp"
 
 namespace kiln::ops {
-namespace {
 
-// Where x's element at a multi-index finds its scale and zero point.
-struct scale_map {
-    enum { per_tensor, per_axis, blocked } kind = per_tensor;
-    std::size_t axis = 0;
-    std::size_t block = 1;
-
-    // Row-major linear index into the (standard) scale for x's multi-index `xi`.
-    std::size_t index(const shape& scale, std::span<const std::size_t> xi) const {
-        if (kind == per_tensor) return 0;
-        if (kind == per_axis) return xi[axis];
-        std::size_t k = 0;
-        for (std::size_t d = 0; d < xi.size(); ++d) k = k * scale.lens()[d] + (d == axis ? xi[d] / block : xi[d]);
-        return k;
-    }
-};
-
-// Checks the inputs' counts and shapes (not x's or the zero point's type) and says how scales map.
 scale_map check_scales(std::span<const shape> in, std::int64_t axis, std::int64_t block_size) {
     check_input_count(in, 2, 3);
     check_static(in);
@@ -69,6 +51,8 @@ scale_map check_scales(std::span<const shape> in, std::int64_t axis, std::int64_
     return m;
 }
 
+namespace {
+
 // v rounded to T's precision (and range), as a double.
 template <class T>
 double to_precision(double v) {
@@ -86,6 +70,8 @@ void for_each_element(const shape& x, F&& f) {
     for_each_index(x.lens(), [&](std::span<const std::size_t> xi) { f(i++, xi); });
 }
 
+}  // namespace
+
 // y = saturate(round(x / scale) + zero_point): round half to even, then clamp to the target
 // type's range. The division happens in the scale's type (x is first rounded to it), as ONNX
 // specifies; ONNX's `precision` attribute is a conversion of both before this op. A NaN quotient
@@ -93,141 +79,118 @@ void for_each_element(const shape& x, F&& f) {
 // x / scale + zero_point rounded to nearest even; `saturate` (default) clamps values past the
 // largest finite value (and +-Inf) to it, otherwise they become Inf (e5m2) or NaN (the others).
 // fp4e2m1 targets round the same way and always saturate.
-struct quantizelinear {
-    static constexpr std::string_view name = "quantizelinear";
-    op_traits traits() const { return {.precision_sensitive = true}; }
-    std::int64_t axis = 1;
-    std::int64_t block_size = 0;
-    dtype target_type = dtype::uint8;
-    bool saturate = true;
-    auto attributes() {
-        return fields(field("axis", axis), field("block_size", block_size), field("target_type", target_type),
-                      field("saturate", saturate));
-    }
+shape quantizelinear::compute_shape(std::span<const shape> in) const {
+    check_scales(in, axis, block_size);
+    check_type(in, 0, numeric_type, "a numeric type");
+    if (!range_of(target_type) && !is_float_target(target_type))
+        fail("target_type=", dtype_name(target_type),
+             "; expected int8, uint8, int16, uint16, int4, uint4, int2, uint2, an fp8 type or fp4e2m1");
+    if (in.size() == 3 && in[2].type() != target_type)
+        fail("input 2 (zero point) is ", dtype_name(in[2].type()),
+             "; expected target_type=", dtype_name(target_type));
+    return {target_type, in[0].lens()};
+}
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_scales(in, axis, block_size);
-        check_type(in, 0, numeric_type, "a numeric type");
-        if (!range_of(target_type) && !is_float_target(target_type))
-            fail("target_type=", dtype_name(target_type),
-                 "; expected int8, uint8, int16, uint16, int4, uint4, int2, uint2, an fp8 type or fp4e2m1");
-        if (in.size() == 3 && in[2].type() != target_type)
-            fail("input 2 (zero point) is ", dtype_name(in[2].type()),
-                 "; expected target_type=", dtype_name(target_type));
-        return {target_type, in[0].lens()};
-    }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        std::vector<shape> shapes;
-        for (const auto& a : args) shapes.push_back(a.get_shape());
-        scale_map m = check_scales(shapes, axis, block_size);
-        const shape& ss = shapes[1];
-        std::vector<double> x = to_doubles(args[0]), s = to_doubles(args[1]);
-        std::vector<double> zp = args.size() == 3 ? to_doubles(args[2]) : std::vector<double>(s.size(), 0.0);
-        rounding in_scale_type = rounding_of(ss.type());
-        auto range = range_of(target_type);
-        std::vector<double> y(x.size());
-        for_each_element(out, [&](std::size_t i, std::span<const std::size_t> xi) {
-            std::size_t k = m.index(ss, xi);
-            double q = in_scale_type(in_scale_type(x[i]) / s[k]);
-            if (!range) {
-                y[i] = q + zp[k];
-            } else {
-                double v = std::isnan(q) ? zp[k] : std::nearbyint(q) + zp[k];
-                y[i] = std::clamp(v, range->first, range->second);
-            }
-        });
-        return store(out, y);
-    }
-
-    // The small float targets: the fp8 formats (e8m0, a scale format, excepted) and fp4e2m1.
-    static bool is_float_target(dtype t) {
-        return t == dtype::fp8e4m3fn || t == dtype::fp8e5m2 || t == dtype::fp8e4m3fnuz || t == dtype::fp8e5m2fnuz ||
-               t == dtype::fp4e2m1;
-    }
-
-    // The integer targets' ranges; none for the float ones (and for types quantizelinear does not produce).
-    static std::optional<std::pair<double, double>> range_of(dtype t) {
-        switch (t) {
-            case dtype::int8:
-                return std::pair{-128.0, 127.0};
-            case dtype::uint8:
-                return std::pair{0.0, 255.0};
-            case dtype::int16:
-                return std::pair{-32768.0, 32767.0};
-            case dtype::uint16:
-                return std::pair{0.0, 65535.0};
-            case dtype::int4:
-                return std::pair{-8.0, 7.0};
-            case dtype::uint4:
-                return std::pair{0.0, 15.0};
-            case dtype::int2:
-                return std::pair{-2.0, 1.0};
-            case dtype::uint2:
-                return std::pair{0.0, 3.0};
-            default:
-                return std::nullopt;
+argument quantizelinear::compute(const shape& out, std::span<const argument> args) const {
+    std::vector<shape> shapes;
+    for (const auto& a : args) shapes.push_back(a.get_shape());
+    scale_map m = check_scales(shapes, axis, block_size);
+    const shape& ss = shapes[1];
+    std::vector<double> x = to_doubles(args[0]), s = to_doubles(args[1]);
+    std::vector<double> zp = args.size() == 3 ? to_doubles(args[2]) : std::vector<double>(s.size(), 0.0);
+    rounding in_scale_type = rounding_of(ss.type());
+    auto range = range_of(target_type);
+    std::vector<double> y(x.size());
+    for_each_element(out, [&](std::size_t i, std::span<const std::size_t> xi) {
+        std::size_t k = m.index(ss, xi);
+        double q = in_scale_type(in_scale_type(x[i]) / s[k]);
+        if (!range) {
+            y[i] = q + zp[k];
+        } else {
+            double v = std::isnan(q) ? zp[k] : std::nearbyint(q) + zp[k];
+            y[i] = std::clamp(v, range->first, range->second);
         }
-    }
+    });
+    return store(out, y);
+}
 
-    // The values written to out's type; they are already in range except for the float targets.
-    // An fp4e2m1 target arrives widened to float32 (the interpreter packs it afterwards), so its
-    // values are rounded to fp4 here; fp4e2m1 always saturates.
-    argument store(const shape& out, const std::vector<double>& y) const {
-        argument r(out);
-        visit_type(out.type(), [&](auto t) {
-            using T = decltype(t);
-            T* p = r.as<T>();
-            for (std::size_t i = 0; i < y.size(); ++i) {
-                if constexpr (std::is_same_v<T, fp8e4m3fn> || std::is_same_v<T, fp8e5m2> ||
-                              std::is_same_v<T, fp8e4m3fnuz> || std::is_same_v<T, fp8e5m2fnuz>)
-                    p[i] = T(y[i], saturate);
-                else if (target_type == dtype::fp4e2m1)
-                    p[i] = cast<T>(fp4e2m1_from_nibble(fp4e2m1_to_nibble(y[i])));
-                else
-                    p[i] = cast<T>(y[i]);
-            }
-        });
-        return r;
+bool quantizelinear::is_float_target(dtype t) {
+    return t == dtype::fp8e4m3fn || t == dtype::fp8e5m2 || t == dtype::fp8e4m3fnuz || t == dtype::fp8e5m2fnuz ||
+           t == dtype::fp4e2m1;
+}
+
+std::optional<std::pair<double, double>> quantizelinear::range_of(dtype t) {
+    switch (t) {
+        case dtype::int8:
+            return std::pair{-128.0, 127.0};
+        case dtype::uint8:
+            return std::pair{0.0, 255.0};
+        case dtype::int16:
+            return std::pair{-32768.0, 32767.0};
+        case dtype::uint16:
+            return std::pair{0.0, 65535.0};
+        case dtype::int4:
+            return std::pair{-8.0, 7.0};
+        case dtype::uint4:
+            return std::pair{0.0, 15.0};
+        case dtype::int2:
+            return std::pair{-2.0, 1.0};
+        case dtype::uint2:
+            return std::pair{0.0, 3.0};
+        default:
+            return std::nullopt;
     }
-};
+}
+
+// The values written to out's type; they are already in range except for the float targets.
+// An fp4e2m1 target arrives widened to float32 (the interpreter packs it afterwards), so its
+// values are rounded to fp4 here; fp4e2m1 always saturates.
+argument quantizelinear::store(const shape& out, const std::vector<double>& y) const {
+    argument r(out);
+    visit_type(out.type(), [&](auto t) {
+        using T = decltype(t);
+        T* p = r.as<T>();
+        for (std::size_t i = 0; i < y.size(); ++i) {
+            if constexpr (std::is_same_v<T, fp8e4m3fn> || std::is_same_v<T, fp8e5m2> ||
+                          std::is_same_v<T, fp8e4m3fnuz> || std::is_same_v<T, fp8e5m2fnuz>)
+                p[i] = T(y[i], saturate);
+            else if (target_type == dtype::fp4e2m1)
+                p[i] = cast<T>(fp4e2m1_from_nibble(fp4e2m1_to_nibble(y[i])));
+            else
+                p[i] = cast<T>(y[i]);
+        }
+    });
+    return r;
+}
 KILN_REGISTER_OP(quantizelinear)
 
 // y = (x - zero_point) * scale, in the scale's type, which is the output type: x - zero_point
 // (exact) is rounded to it and the product rounded once. ONNX's output_dtype is a conversion of
 // the scale before this op.
-struct dequantizelinear {
-    static constexpr std::string_view name = "dequantizelinear";
-    std::int64_t axis = 1;
-    std::int64_t block_size = 0;
-    auto attributes() { return fields(field("axis", axis), field("block_size", block_size)); }
+shape dequantizelinear::compute_shape(std::span<const shape> in) const {
+    check_scales(in, axis, block_size);
+    dtype t = in[0].type();
+    if (!is_integral(t) && !quantizelinear::is_float_target(t))
+        fail("input 0 is ", dtype_name(t), "; expected an integer, fp8 or fp4e2m1 type");
+    if (in.size() == 3 && in[2].type() != t)
+        fail("input 2 (zero point) is ", dtype_name(in[2].type()), "; expected ", dtype_name(t), " like input 0");
+    return {in[1].type(), in[0].lens()};
+}
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_scales(in, axis, block_size);
-        dtype t = in[0].type();
-        if (!is_integral(t) && !quantizelinear::is_float_target(t))
-            fail("input 0 is ", dtype_name(t), "; expected an integer, fp8 or fp4e2m1 type");
-        if (in.size() == 3 && in[2].type() != t)
-            fail("input 2 (zero point) is ", dtype_name(in[2].type()), "; expected ", dtype_name(t), " like input 0");
-        return {in[1].type(), in[0].lens()};
-    }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        std::vector<shape> shapes;
-        for (const auto& a : args) shapes.push_back(a.get_shape());
-        scale_map m = check_scales(shapes, axis, block_size);
-        std::vector<double> x = to_doubles(args[0]), s = to_doubles(args[1]);
-        std::vector<double> zp = args.size() == 3 ? to_doubles(args[2]) : std::vector<double>(s.size(), 0.0);
-        rounding in_out_type = rounding_of(out.type());
-        std::vector<double> y(x.size());
-        for_each_element(out, [&](std::size_t i, std::span<const std::size_t> xi) {
-            std::size_t k = m.index(shapes[1], xi);
-            y[i] = in_out_type(x[i] - zp[k]) * s[k];
-        });
-        return from_doubles(out, y);
-    }
-};
+argument dequantizelinear::compute(const shape& out, std::span<const argument> args) const {
+    std::vector<shape> shapes;
+    for (const auto& a : args) shapes.push_back(a.get_shape());
+    scale_map m = check_scales(shapes, axis, block_size);
+    std::vector<double> x = to_doubles(args[0]), s = to_doubles(args[1]);
+    std::vector<double> zp = args.size() == 3 ? to_doubles(args[2]) : std::vector<double>(s.size(), 0.0);
+    rounding in_out_type = rounding_of(out.type());
+    std::vector<double> y(x.size());
+    for_each_element(out, [&](std::size_t i, std::span<const std::size_t> xi) {
+        std::size_t k = m.index(shapes[1], xi);
+        y[i] = in_out_type(x[i] - zp[k]) * s[k];
+    });
+    return from_doubles(out, y);
+}
 KILN_REGISTER_OP(dequantizelinear)
 
-}  // namespace
 }  // namespace kiln::ops

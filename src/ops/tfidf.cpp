@@ -8,93 +8,75 @@
 #include <algorithm>
 #include <map>
 
-#include "ops/common.hpp"
+#include "ops/tfidf.hpp"
 
 namespace kiln::ops {
-namespace {
 
-struct tfidf_vectorizer {
-    static constexpr std::string_view name = "tfidf_vectorizer";
-    std::int64_t min_gram = 1;
-    std::int64_t max_gram = 1;
-    std::int64_t max_skip = 0;
-    std::string mode = "TF";
-    std::vector<std::int64_t> ngram_counts, ngram_indexes, pool;
-    std::vector<float> weights;
-    auto attributes() {
-        return fields(field("min_gram", min_gram), field("max_gram", max_gram), field("max_skip", max_skip),
-                      field("mode", mode), field("ngram_counts", ngram_counts), field("ngram_indexes", ngram_indexes),
-                      field("pool", pool), field("weights", weights));
-    }
+std::size_t tfidf_vectorizer::columns() const {
+    return std::size_t(*std::max_element(ngram_indexes.begin(), ngram_indexes.end())) + 1;
+}
 
-    std::size_t columns() const {
-        return std::size_t(*std::max_element(ngram_indexes.begin(), ngram_indexes.end())) + 1;
-    }
+shape tfidf_vectorizer::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 1);
+    check_static(in);
+    if (in[0].type() != dtype::int32 && in[0].type() != dtype::int64)
+        fail("input 0 is ", dtype_name(in[0].type()), "; expected int32 or int64 tokens");
+    if (in[0].ndim() < 1 || in[0].ndim() > 2) fail("input 0 has ", in[0].ndim(), " dims; expected [C] or [B, C]");
+    if (mode != "TF" && mode != "IDF" && mode != "TFIDF") fail("mode='", mode, "'; expected TF, IDF or TFIDF");
+    if (min_gram < 1 || max_gram < min_gram || max_skip < 0)
+        fail("min_gram=", min_gram, ", max_gram=", max_gram, ", max_skip=", max_skip,
+             "; expected 1 <= min_gram <= max_gram and max_skip >= 0");
+    if (ngram_indexes.empty() || ngram_indexes.size() != grams().size())
+        fail("ngram_indexes has ", ngram_indexes.size(), " entries for the ", grams().size(), " n-grams of pool");
+    for (auto c : ngram_indexes)
+        if (c < 0) fail("ngram_indexes holds ", c, "; expected columns >= 0");
+    if (!weights.empty() && weights.size() != columns())
+        fail("weights has ", weights.size(), " entries; expected one per output column (", columns(), ")");
+    if (in[0].ndim() == 1) return {dtype::float32, std::vector<std::size_t>{columns()}};
+    return {dtype::float32, {in[0].lens()[0], columns()}};
+}
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 1);
-        check_static(in);
-        if (in[0].type() != dtype::int32 && in[0].type() != dtype::int64)
-            fail("input 0 is ", dtype_name(in[0].type()), "; expected int32 or int64 tokens");
-        if (in[0].ndim() < 1 || in[0].ndim() > 2) fail("input 0 has ", in[0].ndim(), " dims; expected [C] or [B, C]");
-        if (mode != "TF" && mode != "IDF" && mode != "TFIDF") fail("mode='", mode, "'; expected TF, IDF or TFIDF");
-        if (min_gram < 1 || max_gram < min_gram || max_skip < 0)
-            fail("min_gram=", min_gram, ", max_gram=", max_gram, ", max_skip=", max_skip,
-                 "; expected 1 <= min_gram <= max_gram and max_skip >= 0");
-        if (ngram_indexes.empty() || ngram_indexes.size() != grams().size())
-            fail("ngram_indexes has ", ngram_indexes.size(), " entries for the ", grams().size(), " n-grams of pool");
-        for (auto c : ngram_indexes)
-            if (c < 0) fail("ngram_indexes holds ", c, "; expected columns >= 0");
-        if (!weights.empty() && weights.size() != columns())
-            fail("weights has ", weights.size(), " entries; expected one per output column (", columns(), ")");
-        if (in[0].ndim() == 1) return {dtype::float32, std::vector<std::size_t>{columns()}};
-        return {dtype::float32, {in[0].lens()[0], columns()}};
+std::vector<std::vector<std::int64_t>> tfidf_vectorizer::grams() const {
+    std::vector<std::vector<std::int64_t>> out;
+    for (std::size_t i = 0; i < ngram_counts.size(); ++i) {
+        std::size_t n = i + 1, begin = std::size_t(ngram_counts[i]);
+        std::size_t end = i + 1 < ngram_counts.size() ? std::size_t(ngram_counts[i + 1]) : pool.size();
+        if (begin > end || end > pool.size() || (end - begin) % n != 0)
+            fail("ngram_counts ", i, " gives pool entries [", begin, ", ", end, "), not a whole number of ", n,
+                 "-grams in the pool of ", pool.size());
+        for (std::size_t k = begin; k < end; k += n)
+            out.emplace_back(pool.begin() + std::ptrdiff_t(k), pool.begin() + std::ptrdiff_t(k + n));
     }
+    return out;
+}
 
-    // The pool's n-grams in order.
-    std::vector<std::vector<std::int64_t>> grams() const {
-        std::vector<std::vector<std::int64_t>> out;
-        for (std::size_t i = 0; i < ngram_counts.size(); ++i) {
-            std::size_t n = i + 1, begin = std::size_t(ngram_counts[i]);
-            std::size_t end = i + 1 < ngram_counts.size() ? std::size_t(ngram_counts[i + 1]) : pool.size();
-            if (begin > end || end > pool.size() || (end - begin) % n != 0)
-                fail("ngram_counts ", i, " gives pool entries [", begin, ", ", end, "), not a whole number of ", n,
-                     "-grams in the pool of ", pool.size());
-            for (std::size_t k = begin; k < end; k += n)
-                out.emplace_back(pool.begin() + std::ptrdiff_t(k), pool.begin() + std::ptrdiff_t(k + n));
-        }
-        return out;
+argument tfidf_vectorizer::compute(const shape& out, std::span<const argument> args) const {
+    auto x = to_int64s(args[0]);
+    const auto& lens = args[0].get_shape().lens();
+    std::size_t rows = lens.size() == 2 ? lens[0] : 1, c = lens.back(), cols = columns();
+    std::map<std::vector<std::int64_t>, std::size_t> column_of;
+    auto gs = grams();
+    for (std::size_t k = 0; k < gs.size(); ++k) column_of.emplace(gs[k], std::size_t(ngram_indexes[k]));
+    std::vector<double> y(rows * cols, 0.0);
+    std::vector<std::int64_t> gram;
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t d = 1; d <= std::size_t(max_skip) + 1; ++d)
+            for (std::size_t start = 0; start < c; ++start)
+                for (std::size_t n = std::max<std::size_t>(std::size_t(min_gram), d > 1 ? 2 : 1);
+                     n <= std::size_t(max_gram) && start + (n - 1) * d < c; ++n) {
+                    gram.clear();
+                    for (std::size_t k = 0; k < n; ++k) gram.push_back(x[r * c + start + k * d]);
+                    if (auto it = column_of.find(gram); it != column_of.end()) y[r * cols + it->second] += 1;
+                }
+    for (std::size_t i = 0; i < y.size(); ++i) {
+        double w = weights.empty() ? 1.0 : double(weights[i % cols]);
+        if (mode == "IDF")
+            y[i] = y[i] > 0 ? w : 0;
+        else if (mode == "TFIDF")
+            y[i] *= w;
     }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        auto x = to_int64s(args[0]);
-        const auto& lens = args[0].get_shape().lens();
-        std::size_t rows = lens.size() == 2 ? lens[0] : 1, c = lens.back(), cols = columns();
-        std::map<std::vector<std::int64_t>, std::size_t> column_of;
-        auto gs = grams();
-        for (std::size_t k = 0; k < gs.size(); ++k) column_of.emplace(gs[k], std::size_t(ngram_indexes[k]));
-        std::vector<double> y(rows * cols, 0.0);
-        std::vector<std::int64_t> gram;
-        for (std::size_t r = 0; r < rows; ++r)
-            for (std::size_t d = 1; d <= std::size_t(max_skip) + 1; ++d)
-                for (std::size_t start = 0; start < c; ++start)
-                    for (std::size_t n = std::max<std::size_t>(std::size_t(min_gram), d > 1 ? 2 : 1);
-                         n <= std::size_t(max_gram) && start + (n - 1) * d < c; ++n) {
-                        gram.clear();
-                        for (std::size_t k = 0; k < n; ++k) gram.push_back(x[r * c + start + k * d]);
-                        if (auto it = column_of.find(gram); it != column_of.end()) y[r * cols + it->second] += 1;
-                    }
-        for (std::size_t i = 0; i < y.size(); ++i) {
-            double w = weights.empty() ? 1.0 : double(weights[i % cols]);
-            if (mode == "IDF")
-                y[i] = y[i] > 0 ? w : 0;
-            else if (mode == "TFIDF")
-                y[i] *= w;
-        }
-        return from_doubles(out, y);
-    }
-};
+    return from_doubles(out, y);
+}
 KILN_REGISTER_OP(tfidf_vectorizer)
 
-}  // namespace
 }  // namespace kiln::ops

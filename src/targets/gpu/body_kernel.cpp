@@ -11,6 +11,28 @@ namespace {
 
 std::string value_type(dtype t) { return compute_type(t); }
 
+// ONNX Cast of a loaded value `x` to convert's target type, as ops/convert.cpp computes it: the
+// fp8 targets round with `saturate`, fp8e8m0 by its round_mode, the packed integers round to
+// nearest even and keep their low bits, fp4e2m1 saturates; the rest is the store's rounding.
+std::string convert_value(const ops::convert& c, const std::string& x) {
+    const std::string d = cat("(double)(", x, ")"), sat = c.saturate ? "true" : "false";
+    switch (c.target_type) {
+        case dtype::fp8e4m3fn: case dtype::fp8e5m2: case dtype::fp8e4m3fnuz: case dtype::fp8e5m2fnuz:
+            return cat("kiln::round_to<", device_type(c.target_type), ">(", d, ", ", sat, ")");
+        case dtype::fp8e8m0: {
+            int mode = c.round_mode == "up" ? 0 : c.round_mode == "down" ? 1 : c.round_mode == "nearest" ? 2 : -1;
+            if (mode < 0) fail("gpu: convert round_mode='", c.round_mode, "'; expected 'up', 'down' or 'nearest'");
+            return cat("kiln::round_to_e8m0((float)(", x, "), ", sat, ", ", mode, ")");
+        }
+        case dtype::int4: case dtype::int2:
+            return cat("kiln::wrap_to_bits(", d, ", ", dtype_bits(c.target_type), ", true)");
+        case dtype::uint4: case dtype::uint2:
+            return cat("(kiln::u64)kiln::wrap_to_bits(", d, ", ", dtype_bits(c.target_type), ", false)");
+        case dtype::fp4e2m1: return cat("kiln::e2m1_format::decode(kiln::e2m1_format::encode(", d, ", true))");
+        default: return stored_value(c.target_type, x);
+    }
+}
+
 }  // namespace
 
 std::string double_literal(double v) {
@@ -29,7 +51,7 @@ std::string scalar_literal(const argument& a) {
 
 std::string pointwise_value(const instruction& b, const std::vector<std::string>& args, const std::string& where) {
     dtype ty = b.get_shape().type();
-    if (const auto* c = b.get_operator().get_if<ops::convert>()) return stored_value(c->target_type, args.at(0));
+    if (const auto* c = b.get_operator().get_if<ops::convert>()) return convert_value(*c, args.at(0));
     auto e = b.get_operator().scalar_expr(args);
     if (!e) fail("gpu: pointwise op without a scalar expression: ", where);
     // Integer helpers compute in 64 bits; the result wraps to the element type.

@@ -18,6 +18,20 @@ std::string layout_of(const shape& s) {
     return cat("kiln::layout<", s.lens().size(), ">{{", list(s.lens()), "}, {", list(s.strides()), "}}");
 }
 
+// layout_of, or a block_layout when the coordinates are divided.
+std::string block_layout_of(const shape& s, const std::vector<std::size_t>& div) {
+    if (div.empty()) return layout_of(s);
+    return cat("kiln::block_layout<", s.lens().size(), ">{{", list(s.lens()), "}, {", list(s.strides()), "}, {", list(div), "}}");
+}
+
+// Reads element `off` of operand k: packed types through their bit position.
+std::string load_of(dtype t, std::size_t k, const std::string& off) {
+    const char* packed = t == dtype::int4 ? "int4" : t == dtype::uint4 ? "uint4" : t == dtype::int2 ? "int2"
+                       : t == dtype::uint2 ? "uint2" : t == dtype::fp4e2m1 ? "fp4e2m1" : nullptr;
+    if (!packed) return cat("kiln::load(p", k, "[", off, "])");
+    return cat("kiln::load_", packed, "(p", k, ", ", off, ")");
+}
+
 }  // namespace
 
 std::string device_type(dtype t) {
@@ -35,6 +49,12 @@ std::string device_type(dtype t) {
         case dtype::bfloat16: return "kiln::bf16";
         case dtype::float32: return "float";
         case dtype::float64: return "double";
+        case dtype::fp8e4m3fn: return "kiln::fp8e4m3fn";
+        case dtype::fp8e5m2: return "kiln::fp8e5m2";
+        case dtype::fp8e4m3fnuz: return "kiln::fp8e4m3fnuz";
+        case dtype::fp8e5m2fnuz: return "kiln::fp8e5m2fnuz";
+        case dtype::fp8e8m0: return "kiln::fp8e8m0";
+        case dtype::int4: case dtype::uint4: case dtype::int2: case dtype::uint2: case dtype::fp4e2m1: return "kiln::u8";
         default: fail("gpu: no device type for ", dtype_name(t), " (generated kernels do not support it yet)");
     }
 }
@@ -48,12 +68,15 @@ std::string compute_type(dtype t) {
 
 kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::string& where) {
     const shape& out = spec.output;
+    const bool packed_out = is_packed(out.type());
+    if (packed_out && !out.standard()) fail("gpu: a packed output must be standard, got ", to_string(out), ": ", where);
     std::string params = cat(device_type(out.type()), "* __restrict__ y_ptr");
     for (std::size_t i = 0; i < spec.inputs.size(); ++i)
         params += cat(", const ", device_type(spec.inputs[i].type()), "* __restrict__ p", i);
+    auto divided = [&](std::size_t k) { return k < spec.divisors.size() && !spec.divisors[k].empty(); };
     // Operands laid out as the output (standard, same lens) index with i directly.
-    auto offset = [&](const shape& s, const std::string& name) -> std::string {
-        if (s.standard() && s.lens() == out.lens()) return "i";
+    auto offset = [&](const shape& s, const std::string& name, bool div) -> std::string {
+        if (!div && s.standard() && s.lens() == out.lens()) return "i";
         if (s.elements() == 1 || std::all_of(s.strides().begin(), s.strides().end(), [](auto x) { return x == 0; }))
             return "0";
         return cat(name, ".offset(i)");
@@ -61,16 +84,27 @@ kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::s
     std::string code = cat("#include \"kiln_elementwise.cuh\"\n#include \"scalar_helpers.h\"\n", "extern \"C\" __global__ void __launch_bounds__(256) kiln_elementwise(",
                            params, ") {\n");
     for (std::size_t i = 0; i < spec.inputs.size(); ++i)
-        if (offset(spec.inputs[i], "") != "i" && offset(spec.inputs[i], "") != "0")
-            code += cat("    constexpr auto L", i, " = ", layout_of(spec.inputs[i]), ";\n");
-    if (offset(out, "") != "i") code += cat("    constexpr auto Ly = ", layout_of(out), ";\n");
-    code += cat("    for (kiln::index_t i = kiln::global_thread(); i < ", out.elements(),
-                "ull; i += kiln::grid_threads()) {\n");
+        if (offset(spec.inputs[i], "", divided(i)) != "i" && offset(spec.inputs[i], "", divided(i)) != "0")
+            code += cat("    constexpr auto L", i, " = ", block_layout_of(spec.inputs[i], divided(i) ? spec.divisors[i] : std::vector<std::size_t>{}), ";\n");
+    if (offset(out, "", false) != "i") code += cat("    constexpr auto Ly = ", layout_of(out), ";\n");
+    std::string element;
     for (std::size_t i = 0; i < spec.inputs.size(); ++i)
-        code += cat("        const ", compute_type(spec.inputs[i].type()), " x", i, " = kiln::load(p", i, "[",
-                    offset(spec.inputs[i], cat("L", i)), "]);\n");
-    code += "        " + spec.body + "\n";
-    code += cat("        kiln::store(y_ptr[", offset(out, "Ly"), "], y);\n    }\n}\n");
+        element += cat("const ", compute_type(spec.inputs[i].type()), " x", i, " = ",
+                       load_of(spec.inputs[i].type(), i, offset(spec.inputs[i], cat("L", i), divided(i))), ";\n");
+    element += spec.body + "\n";
+    if (!packed_out) {
+        code += cat("    for (kiln::index_t i = kiln::global_thread(); i < ", out.elements(),
+                    "ull; i += kiln::grid_threads()) {\n", element, "kiln::store(y_ptr[", offset(out, "Ly", false), "], y);\n    }\n}\n");
+    } else {
+        // One thread per output byte, so no two threads write the same byte.
+        std::size_t bits = dtype_bits(out.type()), per = 8 / bits;
+        code += cat("    for (kiln::index_t b = kiln::global_thread(); b < ", out.bytes(), "ull; b += kiln::grid_threads()) {\n",
+                    "        kiln::u32 byte = 0;\n",
+                    "        for (kiln::index_t k = 0; k < ", per, "ull && b * ", per, "ull + k < ", out.elements(), "ull; ++k) {\n",
+                    "const kiln::index_t i = b * ", per, "ull + k;\n", element,
+                    "byte |= kiln::packed_code(y, ", bits, ") << (k * ", bits, ");\n        }\n",
+                    "        y_ptr[b] = static_cast<kiln::u8>(byte);\n    }\n}\n");
+    }
     return {"kiln_elementwise", std::move(code), where};
 }
 

@@ -10,8 +10,9 @@
 
 namespace kiln::gpu {
 
-// The storage type generated code uses for a dtype ("float", "kiln::half"); an error naming the
-// dtype for those the gpu target does not support (int4/uint4, fp8).
+// The storage type generated code uses for a dtype ("float", "kiln::half", "kiln::fp8e4m3fn";
+// the raw bytes "kiln::u8" for packed types, read and written through device/kiln_small_types.cuh);
+// an error naming the dtype for those generated kernels do not take (tuples and the like).
 std::string device_type(dtype t);
 // The type a value of this dtype is computed in: float for float16/bfloat16/float32, double,
 // 64-bit integers (the scalar helpers' contract), bool.
@@ -20,11 +21,16 @@ std::string compute_type(dtype t);
 struct elementwise_spec {
     // Each already broadcast to the output's lens (stride 0 where repeated), or with lens of its
     // own and as many elements: then read at the output's row-major index (a reshape copy).
+    // Packed inputs (int4, fp4e2m1, ...) are read at element offsets; a packed output must be
+    // standard (each thread writes whole bytes).
     std::vector<shape> inputs;
     shape output;
     // Statements computing the result from x0, x1, ... (the inputs loaded into their compute
     // types); the last defines `y`. "const float y = x0 + x1;"
     std::string body;
+    // Per input, optional: each coordinate d is divided by divisors[k][d] before its stride applies
+    // (blocked quantization scales); empty for a plain strided read.
+    std::vector<std::vector<std::size_t>> divisors;
 };
 
 kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::string& where);

@@ -23,6 +23,12 @@ std::string layout_of(const shape& s, const std::vector<std::size_t>& axes) {
     return cat("kiln::layout<", l.size(), ">{{", list(l), "}, {", list(st), "}}");
 }
 
+std::string layout_of_all(const shape& s) {
+    std::vector<std::size_t> axes(s.ndim());
+    for (std::size_t d = 0; d < axes.size(); ++d) axes[d] = d;
+    return layout_of(s, axes);
+}
+
 std::size_t product(const shape& s, const std::vector<std::size_t>& axes) {
     std::size_t n = 1;
     for (auto a : axes) n *= s.lens()[a];

@@ -15,6 +15,8 @@ namespace kiln::gpu {
 
 // "kiln::layout<2>{{4ull, 5ull}, {5ull, 1ull}}": the dims `axes` of s (their lens and strides).
 std::string layout_of(const shape& s, const std::vector<std::size_t>& axes);
+// The layout of all of s's dims: offset(i) is the memory offset of row-major element i.
+std::string layout_of_all(const shape& s);
 std::size_t product(const shape& s, const std::vector<std::size_t>& axes);
 // The type a reduction of this element type accumulates in: float for every float type but
 // float64, the compute type otherwise.

@@ -75,17 +75,23 @@ bool needs_no_step(const instruction& ins) {
 
 namespace {
 
-// Element types generated kernels and the libraries take (not fp8, fp4 or the packed integers
-// yet; never sequences or optionals, which only the interpreter runs; a list of what is taken, so
-// that a new dtype is refused until it is implemented). A tuple (a multi-output op's result, laid
-// out by the memory plan) when all its elements are.
-bool gpu_element_type(const shape& s) {
-    if (s.is_tuple()) return std::all_of(s.sub_shapes().begin(), s.sub_shapes().end(), gpu_element_type);
+// Element types generated kernels and the libraries take (never sequences or optionals, which
+// only the interpreter runs; a list of what is taken, so that a new dtype is refused until it is
+// implemented). The small types (fp8, fp8e8m0 and the packed ones) only where a lowering says it
+// takes them. A tuple (a multi-output op's result, laid out by the memory plan) when all its
+// elements are.
+bool gpu_element_type(const shape& s, bool small_ok) {
+    if (s.is_tuple())
+        return std::all_of(s.sub_shapes().begin(), s.sub_shapes().end(),
+                           [&](const shape& e) { return gpu_element_type(e, small_ok); });
     switch (s.type()) {
         case dtype::bool_:
         case dtype::int8: case dtype::int16: case dtype::int32: case dtype::int64:
         case dtype::uint8: case dtype::uint16: case dtype::uint32: case dtype::uint64:
         case dtype::float16: case dtype::bfloat16: case dtype::float32: case dtype::float64: return true;
+        case dtype::fp8e4m3fn: case dtype::fp8e5m2: case dtype::fp8e4m3fnuz: case dtype::fp8e5m2fnuz:
+        case dtype::fp8e8m0: case dtype::int4: case dtype::uint4: case dtype::int2: case dtype::uint2:
+        case dtype::fp4e2m1: return small_ok;
         default: return false;
     }
 }
@@ -95,41 +101,40 @@ bool has_dynamic(const shape& s) {
 }
 
 // Lowerings take static shapes (kernels and the memory plan bake them in).
-bool gpu_type(const shape& s) { return !has_dynamic(s) && gpu_element_type(s); }
+bool gpu_type(const shape& s, bool small_ok) { return !has_dynamic(s) && gpu_element_type(s, small_ok); }
 
-bool gpu_types(const instruction& ins) {
-    if (!gpu_type(ins.get_shape())) return false;
+bool gpu_types(const instruction& ins, bool small_ok) {
+    if (!gpu_type(ins.get_shape(), small_ok)) return false;
     for (auto i : ins.inputs())
-        if (!gpu_type(i->get_shape())) return false;
+        if (!gpu_type(i->get_shape(), small_ok)) return false;
     return true;
 }
 
 bool gpu_element_types(const instruction& ins) {
-    if (!gpu_element_type(ins.get_shape())) return false;
+    if (!gpu_element_type(ins.get_shape(), false)) return false;
     for (auto i : ins.inputs())
-        if (!gpu_element_type(i->get_shape())) return false;
+        if (!gpu_element_type(i->get_shape(), false)) return false;
     return true;
 }
 
 }  // namespace
 
 const gpu_lowering* find_lowering(const instruction& ins) {
-    if (!gpu_types(ins)) return nullptr;
     for (const auto& l : registry())
-        if (l.matches(ins)) return &l;
+        if (gpu_types(ins, l.small_types) && l.matches(ins)) return &l;
     return nullptr;
 }
 
 bool gpu_supported(const instruction& ins) {
     if (ins.is_return()) return true;
-    if (ins.is_param() || ins.is_literal()) return gpu_element_type(ins.get_shape());
+    if (ins.is_param() || ins.is_literal()) return gpu_element_type(ins.get_shape(), true);
     if (find_dynamic_op(ins)) return true;
     if (ins.get_operator().traits().data_dependent) return false;   // its result shape needs an op of the runner
     if (has_dynamic(ins.get_shape()) || std::any_of(ins.inputs().begin(), ins.inputs().end(), [](auto i) {
             return has_dynamic(i->get_shape());
         }))
         return gpu_element_types(ins);   // lowered for its actual shapes when it runs
-    return needs_no_step(ins) ? gpu_types(ins) : find_lowering(ins) != nullptr;
+    return needs_no_step(ins) ? gpu_types(ins, true) : find_lowering(ins) != nullptr;
 }
 
 namespace {

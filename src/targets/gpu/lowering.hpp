@@ -85,6 +85,8 @@ struct gpu_lowering {
     bool (*matches)(const instruction& ins);
     void (*lower)(lowering_context& ctx, const instruction& ins);
     bool library = false;   // plans a cuBLASLt or cuDNN call while lowering, so it needs a device
+    // Takes the small element types too (fp8, fp8e8m0, the packed int4/uint4/int2/uint2/fp4e2m1).
+    bool small_types = false;
 };
 
 const std::vector<gpu_lowering>& gpu_lowerings();
@@ -92,11 +94,15 @@ struct gpu_lowering_registrar {
     explicit gpu_lowering_registrar(gpu_lowering l);
 };
 
+// Whether generated kernels can write s as a row-major array: standard, or empty (shape::standard()
+// says no to lens {2, 0} with the strides standard_strides gives it, {1, 1}; nothing is written).
+inline bool standard_or_empty(const shape& s) { return s.standard() || (!s.dynamic() && s.elements() == 0); }
+
 // Instructions that need no step: parameters, literals, the return and views (their result is
 // their input's memory).
 bool needs_no_step(const instruction& ins);
 // The lowering of an instruction, or null (also for element types the gpu target does not take:
-// fp8, int4/uint4; and for dynamic shapes).
+// sequences; the small types where the lowering does not take them; and for dynamic shapes).
 const gpu_lowering* find_lowering(const instruction& ins);
 // Whether the gpu target runs `ins`: the dynamic runner's ops (control flow, data-dependent ops;
 // dynamic_runner.hpp), views and the interface in element types the target takes, static-shape

@@ -2,7 +2,7 @@
 // output's lens and each operand's offset from that operand's strides, all baked in by the
 // generator (elementwise.cpp) as compile-time constants, so NVRTC folds the index arithmetic.
 #pragma once
-#include "kiln_types.cuh"
+#include "kiln_small_types.cuh"
 
 namespace kiln {
 
@@ -18,6 +18,25 @@ struct layout {
             index_t c = i % lens[d];
             i /= lens[d];
             off += c * strides[d];
+        }
+        return off;
+    }
+};
+
+// A layout whose coordinate d is divided by div[d] first: blocked quantization scales, each
+// covering div[d] consecutive elements of dim d.
+template <int R>
+struct block_layout {
+    index_t lens[R > 0 ? R : 1];
+    index_t strides[R > 0 ? R : 1];
+    index_t div[R > 0 ? R : 1];
+    __device__ __forceinline__ index_t offset(index_t i) const {
+        index_t off = 0;
+#pragma unroll
+        for (int d = R - 1; d >= 0; --d) {
+            index_t c = i % lens[d];
+            i /= lens[d];
+            off += c / div[d] * strides[d];
         }
         return off;
     }

@@ -1,0 +1,31 @@
+// tfidf_vectorizer, as ONNX TfIdfVectorizer over integer tokens. Declared here for typed access
+// (lowering); the body and its rules in tfidf.cpp.
+#pragma once
+#include "ops/common.hpp"
+
+namespace kiln::ops {
+
+struct tfidf_vectorizer {
+    static constexpr std::string_view name = "tfidf_vectorizer";
+    std::int64_t min_gram = 1;
+    std::int64_t max_gram = 1;
+    std::int64_t max_skip = 0;
+    std::string mode = "TF";
+    std::vector<std::int64_t> ngram_counts, ngram_indexes, pool;
+    std::vector<float> weights;
+    auto attributes() {
+        return fields(field("min_gram", min_gram), field("max_gram", max_gram), field("max_skip", max_skip),
+                      field("mode", mode), field("ngram_counts", ngram_counts), field("ngram_indexes", ngram_indexes),
+                      field("pool", pool), field("weights", weights));
+    }
+
+    shape compute_shape(std::span<const shape> in) const;
+    argument compute(const shape& out, std::span<const argument> args) const;
+
+    // The output's columns: max(ngram_indexes) + 1.
+    std::size_t columns() const;
+    // The pool's n-grams in order (checked against ngram_counts).
+    std::vector<std::vector<std::int64_t>> grams() const;
+};
+
+}  // namespace kiln::ops
