@@ -130,7 +130,7 @@ bool computes(const instruction& ins) { return !gpu::needs_no_step(ins); }
 // never (only the interpreter runs them), the rest not yet. An op that gains a lowering is removed
 // here; one that loses it, or a new op without one, fails this test until it is listed.
 const std::set<std::string> expected_unsupported = {
-    "concat_from_sequence", "linear_attention", "nonmax_suppression", "onnx_node", "optional",
+    "concat_from_sequence", "nonmax_suppression", "onnx_node", "optional",
     "optional_get_element", "optional_has_element", "sequence_at", "sequence_construct",
     "sequence_empty", "sequence_erase", "sequence_insert", "sequence_length", "sequence_map",
     "split_to_sequence",
@@ -237,7 +237,8 @@ TEST(gpu_no_device, generated_kernels_of_the_op_cases_compile) {
 // Ops whose kernel differs by attribute and type more than the first case shows: the small element
 // types (fp8, fp8e8m0, int4/uint4, int2/uint2, fp4e2m1) through convert and the quantize ops (each
 // target type, saturate and rounding mode, blocked scales), grid_sample's modes, paddings and
-// ranks, roi_align and max_roi_pool, one_hot, dft's directions, nll_loss's reductions, det, col2im, bitcast's copies, tensor_scatter, deform_conv, tree_ensemble, tfidf_vectorizer. Every case lowers and its kernel
+// ranks, roi_align and max_roi_pool, one_hot, dft's directions, nll_loss's reductions, det, col2im, bitcast's copies, tensor_scatter, deform_conv, tree_ensemble, tfidf_vectorizer,
+// linear_attention's update rules. Every case lowers and its kernel
 // compiles.
 TEST(gpu_no_device, every_case_of_the_generated_sampling_and_quantize_ops_compiles) {
     const std::set<std::string> families = {"convert", "quantize", "grid_sample", "roi_align", "dft", "loss", "det", "col2im", "bitcast", "deform_conv", "ml"};
@@ -245,7 +246,9 @@ TEST(gpu_no_device, every_case_of_the_generated_sampling_and_quantize_ops_compil
     std::size_t cases = 0;
     gpu::library_handles libs(nullptr);
     for (const auto& tc : all_cases()) {
-        if (!families.count(tc.family) && tc.op_name() != "one_hot" && tc.op_name() != "tensor_scatter") continue;
+        if (!families.count(tc.family) && tc.op_name() != "one_hot" && tc.op_name() != "tensor_scatter" &&
+            tc.op_name() != "linear_attention")
+            continue;
         auto p = lowered(tc, compute_precision::fp32);
         if (!p) continue;
         ++cases;
@@ -268,7 +271,7 @@ TEST(gpu_no_device, every_case_of_the_generated_sampling_and_quantize_ops_compil
         }
     }
     EXPECT_GT(cases, 150u);
-    std::printf("convert, quantize, grid_sample, roi_align, one_hot, dft, nll_loss, det, col2im, bitcast, tensor_scatter, deform_conv, ml: %zu cases, %zu distinct kernels compiled\n", cases,
+    std::printf("convert, quantize, grid_sample, roi_align, one_hot, dft, nll_loss, det, col2im, bitcast, tensor_scatter, deform_conv, ml, linear_attention: %zu cases, %zu distinct kernels compiled\n", cases,
                 sources.size());
 }
 
