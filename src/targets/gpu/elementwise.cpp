@@ -51,6 +51,7 @@ kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::s
     std::string params = cat(device_type(out.type()), "* __restrict__ y_ptr");
     for (std::size_t i = 0; i < spec.inputs.size(); ++i)
         params += cat(", const ", device_type(spec.inputs[i].type()), "* __restrict__ p", i);
+    if (spec.error_slot) params += ", kiln::error_slot* err";
     // Operands laid out as the output (standard, same lens) index with i directly.
     auto offset = [&](const shape& s, const std::string& name) -> std::string {
         if (s.standard() && s.lens() == out.lens()) return "i";
@@ -58,7 +59,8 @@ kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::s
             return "0";
         return cat(name, ".offset(i)");
     };
-    std::string code = cat("#include \"kiln_elementwise.cuh\"\n#include \"scalar_helpers.h\"\n", "extern \"C\" __global__ void __launch_bounds__(256) kiln_elementwise(",
+    std::string code = cat("#include \"kiln_elementwise.cuh\"\n", spec.error_slot ? "#include \"kiln_error.cuh\"\n" : "",
+                           "#include \"scalar_helpers.h\"\n", "extern \"C\" __global__ void __launch_bounds__(256) kiln_elementwise(",
                            params, ") {\n");
     for (std::size_t i = 0; i < spec.inputs.size(); ++i)
         if (offset(spec.inputs[i], "") != "i" && offset(spec.inputs[i], "") != "0")

@@ -25,6 +25,9 @@ struct elementwise_spec {
     // Statements computing the result from x0, x1, ... (the inputs loaded into their compute
     // types); the last defines `y`. "const float y = x0 + x1;"
     std::string body;
+    // The body checks its data (device/kiln_error.cuh): the kernel takes the instruction's error
+    // slot `err` as its last parameter.
+    bool error_slot = false;
 };
 
 kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::string& where);
