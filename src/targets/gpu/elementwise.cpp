@@ -76,6 +76,12 @@ kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::s
     return {"kiln_elementwise", std::move(code), where};
 }
 
+std::string checked_index(const std::string& k, const std::string& index, std::size_t n, const std::string& position,
+                          const std::string& on_bad) {
+    return cat("        const kiln::i64 ", k, " = kiln::checked_index((kiln::i64)", index, ", ", n, "ll, err, ", position,
+               ");\n        if (", k, " < 0) ", on_bad, "\n");
+}
+
 launch_dims elementwise_launch(std::size_t elements) {
     std::size_t blocks = std::max<std::size_t>(1, (elements + 255) / 256);
     return {static_cast<unsigned>(std::min<std::size_t>(blocks, 1u << 20)), 256};

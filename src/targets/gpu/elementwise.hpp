@@ -32,6 +32,13 @@ struct elementwise_spec {
 
 kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::string& where);
 
+// Generated statements of an indexing kernel (one that takes its error slot `err`): index
+// variable `k` from the expression `index` (negative counts from the end) in [0, n) through
+// kiln::checked_index; outside [-n, n) it is recorded with `position` (its element in the
+// indices) and `on_bad` runs ("continue;": nothing out of bounds is touched).
+std::string checked_index(const std::string& k, const std::string& index, std::size_t n, const std::string& position,
+                          const std::string& on_bad);
+
 // Grid and block of an elementwise kernel over n elements.
 struct launch_dims {
     unsigned grid = 1, block = 256;

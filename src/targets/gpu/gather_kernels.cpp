@@ -35,8 +35,7 @@ void lower_gather(lowering_context& ctx, const instruction& ins) {
     }
     std::size_t n = data.lens()[axis];
     std::string yi = y.standard() ? "i" : "0";
-    code += cat("        const kiln::i64 k = kiln::checked_index((kiln::i64)idx[ioff], ", n, "ll, err, ipos);\n",
-                "        if (k < 0) { y[", yi, "] = ", device_type(y.type()), "{}; continue; }\n",
+    code += cat(checked_index("k", "idx[ioff]", n, "ipos", cat("{ y[", yi, "] = ", device_type(y.type()), "{}; continue; }")),
                 "        y[", yi, "] = data[doff + k * ", data.strides()[axis], "ll];\n    }\n}\n");
     if (!y.standard()) fail("gpu: gather into a non-standard output: ", ctx.where(ins));
     void* err = ctx.error_slot(ins, [axis, n](const error_slot& s) { return index_out_of_range(s, axis, n); });

@@ -9,13 +9,8 @@
 namespace kiln::gpu {
 namespace {
 
-// Index variable k (from `index`, at `position` in the indices) in [0, n); out of range, it is
-// recorded and output element i (of type `ty`) gets 0.
-std::string checked_index(const std::string& k, const std::string& index, std::size_t n, const std::string& position,
-                          const std::string& ty) {
-    return cat("        const kiln::i64 ", k, " = kiln::checked_index((kiln::i64)", index, ", ", n, "ll, err, ", position,
-               ");\n        if (", k, " < 0) { y[i] = ", ty, "{}; continue; }\n");
-}
+// What an element whose index is out of range gets: 0.
+std::string zeroed(const shape& y) { return cat("{ y[i] = ", device_type(y.type()), "{}; continue; }"); }
 
 std::string kernel_head(const std::string& entry, const instruction& ins) {
     const shape& y = ins.get_shape();
@@ -59,7 +54,7 @@ void lower_gather_elements(lowering_context& ctx, const instruction& ins) {
     }
     // The output has the indices' lens: its element i is the indices' element i.
     std::size_t n = data.lens()[axis];
-    code += cat(checked_index("k", cat("idx[", ioff, "]"), n, "i", device_type(y.type())), "        y[i] = data[", doff, " + k * ",
+    code += cat(checked_index("k", cat("idx[", ioff, "]"), n, "i", zeroed(y)), "        y[i] = data[", doff, " + k * ",
                 data.strides()[axis], "ll];\n");
     add(ctx, ins, "kiln_gather_elements", code, [axis, n](const error_slot& s) { return index_out_of_range(s, axis, n); });
 }
@@ -86,7 +81,7 @@ void lower_gathernd(lowering_context& ctx, const instruction& ins) {
     for (std::size_t j = 0; j < m; ++j) {
         std::string k = cat("k", j);
         code += cat(checked_index(k, cat("idx[ib + ", j * idx.strides().back(), "ll]"), data.lens()[b + j],
-                                  cat("tuple * ", m, "ull + ", j, "ull"), device_type(y.type())),
+                                  cat("tuple * ", m, "ull + ", j, "ull"), zeroed(y)),
                     "        off += ", k, " * ", data.strides()[b + j], "ll;\n");
     }
     code += "        y[i] = data[off];\n";

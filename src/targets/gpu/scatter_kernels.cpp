@@ -11,13 +11,6 @@
 namespace kiln::gpu {
 namespace {
 
-// Index variable k (from `index`, at `position` in the indices) in [0, n); out of range, it is
-// recorded and the update skipped.
-std::string checked_index(const std::string& k, const std::string& index, std::size_t n, const std::string& position) {
-    return cat("        const kiln::i64 ", k, " = kiln::checked_index((kiln::i64)", index, ", ", n, "ll, err, ", position,
-               ");\n        if (", k, " < 0) continue;\n");
-}
-
 // The update combined into the output element d (both in their compute type), as ref's combine.
 std::string combined(const std::string& reduction, const std::string& where) {
     if (reduction == "none") return "u";
@@ -71,7 +64,7 @@ void lower_scatter_elements(lowering_context& ctx, const instruction& ins) {
     }
     // The indices have the updates' lens: update n reads indices element n.
     std::size_t n = y.lens()[axis];
-    dst += cat(checked_index("k", cat("idx[", ioff, "]"), n, "n"), "        off += k * ", y.strides()[axis], "ll;\n");
+    dst += cat(checked_index("k", cat("idx[", ioff, "]"), n, "n", "continue;"), "        off += k * ", y.strides()[axis], "ll;\n");
     lower_scatter(ctx, ins, op.reduction, dst, [axis, n](const error_slot& s) { return index_out_of_range(s, axis, n); });
 }
 
@@ -91,7 +84,7 @@ void lower_scatternd(lowering_context& ctx, const instruction& ins) {
     for (std::size_t j = 0; j < k; ++j) {
         std::string v = cat("k", j);
         dst += cat(checked_index(v, cat("idx[ib + ", j * idx.strides().back(), "ll]"), y.lens()[j],
-                                 cat("tuple * ", k, "ull + ", j, "ull")),
+                                 cat("tuple * ", k, "ull + ", j, "ull"), "continue;"),
                    "        off += ", v, " * ", y.strides()[j], "ll;\n");
     }
     for (std::size_t d = k; d < y.ndim(); ++d) dst += cat("        off += c[", q + d - k, "] * ", y.strides()[d], "ll;\n");
