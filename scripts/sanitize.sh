@@ -8,7 +8,7 @@
 # Usage: scripts/sanitize.sh ci|all [FUZZ_SECONDS]
 #   ci:  what the README's test command runs (scripts/test.sh): the unit and driver tests
 #        (kiln_tests without the model tests) and the C API tests, each binary in one process,
-#        kiln_tests in two shards side by side; then each fuzzer for FUZZ_SECONDS (default 30)
+#        kiln_tests in two shards side by side; then each fuzzer for FUZZ_SECONDS (default 60)
 #        from the repository's seed corpus with a fixed seed (scripts/fuzz.sh).
 #   all: the same tests, then every other ctest test of the sanitized build (the ONNX node
 #        suites on ref and cpu, the models, the C example), then the fuzz smoke.
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-}"
-fuzz_seconds="${2:-30}"
+fuzz_seconds="${2:-60}"
 case "$mode" in ci | all) ;; *) echo "usage: scripts/sanitize.sh ci|all [FUZZ_SECONDS]" >&2; exit 2 ;; esac
 
 flags=()

@@ -187,5 +187,82 @@ TEST(gpu_device, a_cancel_stops_the_run_before_a_launch) {
     EXPECT_NO_THROW(gpu->run(in));   // the cancel was taken
 }
 
+// The other kernels that check their data, on the device: on fresh random data in range they
+// match ref; one bad index (GatherElements, GatherND, ScatterElements, ScatterND) or one zero
+// divisor (integer Div and Mod, lone and in a fused region) fails the run with the message ref
+// gives, naming the node; the executable then runs again (its slots are cleared each run).
+TEST(gpu_device, checking_kernels_fail_naming_the_node) {
+    struct check_case {
+        std::string text;
+        std::vector<std::size_t> dims;   // the dim of x that indices element e indexes: dims[e % size]
+        std::string input;               // the input made bad
+        std::size_t element;             // its element made bad
+        std::int64_t value;    // the bad value
+        std::string message;   // what both targets must say
+    };
+    const std::vector<check_case> cases = {
+        {"x = @param:x -> float_type, {3, 4}\ni = @param:i -> int64_type, {3, 2}\n@0 = gather_elements[axis=1](x,i)\n"
+         "@1 = @return(@0)\n",
+         {1}, "i", 3, 4, "@0 = gather_elements[axis=1]: index 4 (indices element 3) is out of range for dim 1 of size 4 (valid: -4 to 3)"},
+        {"x = @param:x -> float_type, {2, 3, 4}\ni = @param:i -> int32_type, {5, 2}\n@0 = gathernd(x,i)\n@1 = @return(@0)\n",
+         {0, 1}, "i", 7, -4, "@0 = gathernd[batch_dims=0]: index -4 (indices element 7) is out of range for dim 1 of size 3 (valid: -3 to 2)"},
+        {"x = @param:x -> float_type, {5, 3}\ni = @param:i -> int64_type, {4, 3}\nu = @param:u -> float_type, {4, 3}\n"
+         "@0 = scatter_elements[axis=0,reduction=add](x,i,u)\n@1 = @return(@0)\n",
+         {0}, "i", 10, -6, ": index -6 (indices element 10) is out of range for dim 0 of size 5 (valid: -5 to 4)"},
+        {"x = @param:x -> float_type, {4, 3, 2}\ni = @param:i -> int64_type, {3, 2}\nu = @param:u -> float_type, {3, 2}\n"
+         "@0 = scatternd(x,i,u)\n@1 = @return(@0)\n",
+         {0, 1}, "i", 5, 3, ": index 3 (indices element 5) is out of range for dim 1 of size 3 (valid: -3 to 2)"},
+        {"a = @param:a -> int32_type, {64}\nb = @param:b -> int32_type, {64}\n@0 = div(a,b)\n@1 = @return(@0)\n",
+         {}, "b", 40, 0, "@0 = div: div: integer division by zero"},
+        {"a = @param:a -> int64_type, {8, 8}\nb = @param:b -> int64_type, {8}\n@0 = multibroadcast[out_lens={8, 8}](b)\n"
+         "@1 = mod(a,@0)\n@2 = @return(@1)\n",
+         {}, "b", 5, 0, "@1 = mod[fmod=false]: mod: integer modulus by zero"},
+        {"a = @param:a -> int32_type, {64}\nb = @param:b -> int32_type, {64}\n@0 = pointwise(a,b), [pointwise0]\n"
+         "@1 = @return(@0)\n\nmodule: \"pointwise0\"\nx0 = @param:x0 -> int32_type, {64}\nx1 = @param:x1 -> int32_type, {64}\n"
+         "@0 = div(x0,x1)\n@1 = mod[fmod=1](x0,x1)\n@2 = add(@0,@1)\n@3 = @return(@2)\n",
+         {}, "b", 9, 0, "div: integer division by zero"},
+    };
+    compile_options opts;
+    opts.optimize = false;
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.text);
+        program p = parse_text(c.text);
+        auto gpu = make_target("gpu")->compile(p.clone(), opts);
+        auto ref = make_target("ref")->compile(p.clone(), opts);
+        // Random data; indices wrapped into [-n, n) of the dim they index, divisors made nonzero.
+        param_map good = random_inputs(p.main(), 11);
+        if (good.count("i")) {
+            const shape& xs = good.at("x").get_shape();
+            const shape is = good.at("i").get_shape();
+            auto v = to_int64s(good.at("i"));
+            for (std::size_t e = 0; e < v.size(); ++e) {
+                auto n = static_cast<std::int64_t>(xs.lens()[c.dims[e % c.dims.size()]]);
+                v[e] = ((v[e] + 8 * n) % (2 * n)) - n;
+            }
+            good["i"] = from_int64s(is, v);
+        } else {
+            auto v = to_int64s(good.at("b"));
+            for (std::size_t e = 0; e < v.size(); ++e)
+                if (v[e] == 0) v[e] = 1 + static_cast<std::int64_t>(e % 3);
+            good["b"] = from_int64s(good.at("b").get_shape(), v);
+        }
+        auto want = ref->run(good)[0].copy();
+        EXPECT_TRUE(gpu->run(good)[0].copy().same_values(want));
+        param_map bad = good;
+        auto v = to_int64s(good.at(c.input));
+        v.at(c.element) = c.value;
+        bad[c.input] = from_int64s(good.at(c.input).get_shape(), v);
+        for (auto* t : {&ref, &gpu}) {
+            try {
+                (*t)->run(bad);
+                ADD_FAILURE() << (t == &gpu ? "gpu" : "ref") << ": no error";
+            } catch (const error& e) {
+                EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+            }
+        }
+        EXPECT_TRUE(gpu->run(good)[0].copy().same_values(want));
+    }
+}
+
 }  // namespace
 }  // namespace kiln

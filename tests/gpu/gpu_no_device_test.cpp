@@ -14,7 +14,6 @@
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
 #include "ops/fused.hpp"
-#include "ops/gather.hpp"
 #include "ops_test_util.hpp"
 
 #include <algorithm>
@@ -275,37 +274,91 @@ TEST(gpu_no_device, every_case_of_the_generated_sampling_and_quantize_ops_compil
                 sources.size());
 }
 
-// The run-time checks' host side: a set slot is an error naming its instruction in the words its
-// lowering gave (the reference's message for gather); no slot set, no error. The device side is
-// tests/gpu/gpu_device_test.cpp's gather_index_out_of_range_fails_naming_the_node.
-TEST(gpu_no_device, a_set_error_slot_fails_naming_the_instruction) {
-    program p = parse_text(
-        "x = @param:x -> float_type, {3}\ni = @param:i -> int64_type, {2}\n@0 = gather[axis=0](x,i)\n"
-        "@1 = neg(@0)\n@2 = @return(@1)\n");
-    gpu::library_handles libs(nullptr);
-    static std::byte fake[1];
-    gpu::lowering_context ctx(p.main(), libs, [](const instruction&) { return fake; }, false);
-    std::vector<gpu::error_slot> slots(p.main().size());
-    gpu::device_error_flags flags(slots.data(), slots.size());
-    ctx.error_flags = &flags;
-    for (const auto& ins : p.main())
-        if (ins.get_operator().get_if<ops::gather>()) gpu::find_lowering(ins)->lower(ctx, ins);
-    ASSERT_EQ(flags.used(), 1u);
-    ASSERT_EQ(ctx.sources.size(), 1u);
-    EXPECT_NE(ctx.sources[0].code.find("kiln::raise(err, kiln::error_index_out_of_range"), std::string::npos);
-    EXPECT_NO_THROW(gpu::compile_to_cubin(ctx.sources[0], {"sm_90", true, false, {}}));
-    EXPECT_NO_THROW(flags.check(slots.data()));
-    slots[0] = {static_cast<std::uint32_t>(gpu::error_code::index_out_of_range), 0, -7, 1};
-    try {
-        flags.check(slots.data());
-        ADD_FAILURE() << "no error";
-    } catch (const error& e) {
-        EXPECT_NE(std::string(e.what()).find(
-                      "module main: @0 = gather[axis=0]: index -7 (indices element 1) is out of range for dim 0 of size 3 "
-                      "(valid: -3 to 2)"),
-                  std::string::npos)
-            << e.what();
+// A program's instructions lowered without a device (stand-in addresses), its error slots in host
+// memory, so a test can set one as a kernel would and read what the run would throw.
+struct lowered_without_device {
+    static std::byte* stand_in() {
+        static std::byte b[1];
+        return b;
     }
+    explicit lowered_without_device(const std::string& text)
+        : p(parse_text(text)), slots(p.main().size()), flags(slots.data(), slots.size()),
+          ctx(p.main(), libs, [](const instruction&) { return stand_in(); }, false) {
+        ctx.error_flags = &flags;
+        for (const auto& ins : p.main())
+            if (!gpu::needs_no_step(ins)) gpu::find_lowering(ins)->lower(ctx, ins);
+    }
+    program p;
+    gpu::library_handles libs{nullptr};
+    std::vector<gpu::error_slot> slots;
+    gpu::device_error_flags flags;
+    gpu::lowering_context ctx;
+};
+
+// The run-time checks' host side, for each kernel that checks its data: Gather, GatherElements,
+// GatherND, ScatterElements and ScatterND indices, integer Div and Mod divisors in lone ops and in
+// a fused region (two checked ops: the slot's value says which failed). Each takes its
+// instruction's error slot and compiles for sm_90; no slot set, no error; a recorded failure reads
+// as ref's error for that instruction. On the device: gpu_device_test.cpp's
+// gather_index_out_of_range_fails_naming_the_node and checking_kernels_fail_naming_the_node.
+TEST(gpu_no_device, checking_kernels_compile_and_word_failures_as_ref) {
+    struct check_case {
+        std::string text;
+        gpu::error_slot recorded;
+        std::string message;
+    };
+    const std::uint32_t index = 1, zero = 2;
+    const std::string div_mod_region =
+        "a = @param:a -> int32_type, {4}\nb = @param:b -> int32_type, {4}\n@0 = pointwise(a,b), [pointwise0]\n"
+        "@1 = @return(@0)\n\nmodule: \"pointwise0\"\nx0 = @param:x0 -> int32_type, {4}\n"
+        "x1 = @param:x1 -> int32_type, {4}\n@0 = div(x0,x1)\n@1 = mod(x0,x1)\n@2 = add(@0,@1)\n@3 = @return(@2)\n";
+    const std::vector<check_case> cases = {
+        {"x = @param:x -> float_type, {3}\ni = @param:i -> int64_type, {2}\n@0 = gather[axis=0](x,i)\n"
+         "@1 = neg(@0)\n@2 = @return(@1)\n",
+         {index, 0, -7, 1},
+         "module main: @0 = gather[axis=0]: index -7 (indices element 1) is out of range for dim 0 of size 3 (valid: -3 to 2)"},
+        {"x = @param:x -> float_type, {3, 4}\ni = @param:i -> int64_type, {3, 2}\n@0 = gather_elements[axis=1](x,i)\n"
+         "@1 = @return(@0)\n",
+         {index, 0, 9, 3},
+         "@0 = gather_elements[axis=1]: index 9 (indices element 3) is out of range for dim 1 of size 4 (valid: -4 to 3)"},
+        {"x = @param:x -> float_type, {2, 3, 4}\ni = @param:i -> int32_type, {5, 2}\n@0 = gathernd(x,i)\n@1 = @return(@0)\n",
+         {index, 0, -4, 7},
+         "@0 = gathernd[batch_dims=0]: index -4 (indices element 7) is out of range for dim 1 of size 3 (valid: -3 to 2)"},
+        {"x = @param:x -> half_type, {4}\ni = @param:i -> int64_type, {2}\nu = @param:u -> half_type, {2}\n"
+         "@0 = scatter_elements[axis=0,reduction=add](x,i,u)\n@1 = @return(@0)\n",
+         {index, 0, -5, 1}, ": index -5 (indices element 1) is out of range for dim 0 of size 4 (valid: -4 to 3)"},
+        {"x = @param:x -> float_type, {4, 3}\ni = @param:i -> int64_type, {2, 2}\nu = @param:u -> float_type, {2}\n"
+         "@0 = scatternd(x,i,u)\n@1 = @return(@0)\n",
+         {index, 0, 3, 3}, ": index 3 (indices element 3) is out of range for dim 1 of size 3 (valid: -3 to 2)"},
+        {"a = @param:a -> int32_type, {4}\nb = @param:b -> int32_type, {4}\n@0 = div(a,b)\n@1 = @return(@0)\n",
+         {zero, 0, 0, 2}, "@0 = div: div: integer division by zero"},
+        {"a = @param:a -> uint8_type, {4}\nb = @param:b -> uint8_type, {1}\n@0 = multibroadcast[out_lens={4}](b)\n"
+         "@1 = mod[fmod=1](a,@0)\n@2 = @return(@1)\n",
+         {zero, 0, 0, 0}, ": mod: integer modulus by zero"},
+        {div_mod_region, {zero, 0, 0, 1}, "@0 = pointwise: div: integer division by zero"},
+        {div_mod_region, {zero, 0, 1, 1}, "@0 = pointwise: mod: integer modulus by zero"},
+    };
+    for (const auto& c : cases) {
+        lowered_without_device l(c.text);
+        ASSERT_EQ(l.flags.used(), 1u) << c.text;
+        bool checks = false;
+        for (const auto& src : l.ctx.sources) {
+            checks = checks || src.code.find("kiln::checked_") != std::string::npos;
+            EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << src.code;
+        }
+        EXPECT_TRUE(checks) << c.text;
+        EXPECT_NO_THROW(l.flags.check(l.slots.data()));
+        l.slots[0] = c.recorded;
+        try {
+            l.flags.check(l.slots.data());
+            ADD_FAILURE() << "no error: " << c.text;
+        } catch (const error& e) {
+            EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+        }
+    }
+    // Float division needs no check: no slot.
+    lowered_without_device f("a = @param:a -> float_type, {4}\nb = @param:b -> float_type, {4}\n@0 = div(a,b)\n@1 = @return(@0)\n");
+    EXPECT_EQ(f.flags.used(), 0u);
 }
 
 // A saved program's library plans: what an executable used comes back by problem, bytes exact (a

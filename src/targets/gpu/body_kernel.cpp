@@ -1,9 +1,11 @@
 #include "targets/gpu/body_kernel.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/error.hpp"
 #include "core/eval.hpp"
+#include "ops/binary.hpp"
 #include "ops/convert.hpp"
 
 namespace kiln::gpu {
@@ -49,9 +51,29 @@ std::string scalar_literal(const argument& a) {
     return cat("(", value_type(t), ")(", is_float(t) ? double_literal(to_doubles(a)[0]) : std::to_string(to_int64s(a)[0]) + "ll", ")");
 }
 
-std::string pointwise_value(const instruction& b, const std::vector<std::string>& args, const std::string& where) {
+bool divisor_checks::needed(const instruction& b) {
+    const operation& op = b.get_operator();
+    return (op.get_if<ops::div>() || op.get_if<ops::mod>()) && is_integral(b.get_shape().type());
+}
+
+std::string divisor_checks::divisor(const instruction& b, const std::string& expr) {
+    std::string message = cat(b.name(), b.get_operator().get_if<ops::div>() ? ": integer division by zero"
+                                                                           : ": integer modulus by zero");
+    auto it = std::find(messages_.begin(), messages_.end(), message);
+    std::size_t k = static_cast<std::size_t>(it - messages_.begin());
+    if (it == messages_.end()) messages_.push_back(message);
+    return cat("kiln::checked_divisor(", expr, ", err, ", k, "ll, ", position_, ")");
+}
+
+void* divisor_checks::slot(lowering_context& ctx, const instruction& ins) const {
+    return ctx.error_slot(ins, [messages = messages_](const error_slot& s) { return messages.at(static_cast<std::size_t>(s.value)); });
+}
+
+std::string pointwise_value(const instruction& b, std::vector<std::string> args, const std::string& where,
+                            divisor_checks& checks) {
     dtype ty = b.get_shape().type();
     if (const auto* c = b.get_operator().get_if<ops::convert>()) return convert_value(*c, args.at(0));
+    if (divisor_checks::needed(b)) args.at(1) = checks.divisor(b, args.at(1));
     auto e = b.get_operator().scalar_expr(args);
     if (!e) fail("gpu: pointwise op without a scalar expression: ", where);
     // Integer helpers compute in 64 bits; the result wraps to the element type.
@@ -115,6 +137,7 @@ void add_body_kernel(lowering_context& ctx, const instruction& ins, const module
     };
     std::size_t n = 0;
     const instruction* result = nullptr;
+    divisor_checks checks("i");
     for (const auto& b : body) {
         std::string where = cat(ctx.where(ins), ", body ", describe(body, b));
         if (known.count(&b)) continue;   // loaded where first used
@@ -146,7 +169,7 @@ void add_body_kernel(lowering_context& ctx, const instruction& ins, const module
         if (!t.pointwise) fail("gpu: not a pointwise op inside a pointwise region: ", where);
         std::vector<std::string> args;
         for (auto i : b.inputs()) args.push_back(var_of(&*i));
-        std::string expr = pointwise_value(b, args, where);
+        std::string expr = pointwise_value(b, args, where, checks);
         std::string v = cat("v", n++);
         code += cat("const ", value_type(b.get_shape().type()), " ", v, " = ", expr, ";\n        ");
         var[&b] = v;
@@ -154,6 +177,10 @@ void add_body_kernel(lowering_context& ctx, const instruction& ins, const module
     if (!result) fail("gpu: fused region without a result: ", ctx.where(ins));
     code += cat("const auto y = ", var_of(result), ";");
     spec.body = code;
+    if (checks.any()) {
+        spec.error_slot = true;
+        pointers.push_back(checks.slot(ctx, ins));
+    }
     auto src = make_elementwise_kernel(spec, ctx.where(ins));
     ctx.add_kernel(ins, std::move(src), elementwise_launch(out_shape.elements()), std::move(pointers));
 }

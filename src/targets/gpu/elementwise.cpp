@@ -73,6 +73,7 @@ kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::s
     std::string params = cat(device_type(out.type()), "* __restrict__ y_ptr");
     for (std::size_t i = 0; i < spec.inputs.size(); ++i)
         params += cat(", const ", device_type(spec.inputs[i].type()), "* __restrict__ p", i);
+    if (spec.error_slot) params += ", kiln::error_slot* err";
     auto divided = [&](std::size_t k) { return k < spec.divisors.size() && !spec.divisors[k].empty(); };
     // Operands laid out as the output (standard, same lens) index with i directly.
     auto offset = [&](const shape& s, const std::string& name, bool div) -> std::string {
@@ -81,7 +82,8 @@ kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::s
             return "0";
         return cat(name, ".offset(i)");
     };
-    std::string code = cat("#include \"kiln_elementwise.cuh\"\n#include \"scalar_helpers.h\"\n", "extern \"C\" __global__ void __launch_bounds__(256) kiln_elementwise(",
+    std::string code = cat("#include \"kiln_elementwise.cuh\"\n", spec.error_slot ? "#include \"kiln_error.cuh\"\n" : "",
+                           "#include \"scalar_helpers.h\"\n", "extern \"C\" __global__ void __launch_bounds__(256) kiln_elementwise(",
                            params, ") {\n");
     for (std::size_t i = 0; i < spec.inputs.size(); ++i)
         if (offset(spec.inputs[i], "", divided(i)) != "i" && offset(spec.inputs[i], "", divided(i)) != "0")
@@ -106,6 +108,12 @@ kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::s
                     "        y_ptr[b] = static_cast<kiln::u8>(byte);\n    }\n}\n");
     }
     return {"kiln_elementwise", std::move(code), where};
+}
+
+std::string checked_index(const std::string& k, const std::string& index, std::size_t n, const std::string& position,
+                          const std::string& on_bad) {
+    return cat("        const kiln::i64 ", k, " = kiln::checked_index((kiln::i64)", index, ", ", n, "ll, err, ", position,
+               ");\n        if (", k, " < 0) ", on_bad, "\n");
 }
 
 launch_dims elementwise_launch(std::size_t elements) {

@@ -31,9 +31,19 @@ struct elementwise_spec {
     // Per input, optional: each coordinate d is divided by divisors[k][d] before its stride applies
     // (blocked quantization scales); empty for a plain strided read.
     std::vector<std::vector<std::size_t>> divisors;
+    // The body checks its data (device/kiln_error.cuh): the kernel takes the instruction's error
+    // slot `err` as its last parameter.
+    bool error_slot = false;
 };
 
 kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::string& where);
+
+// Generated statements of an indexing kernel (one that takes its error slot `err`): index
+// variable `k` from the expression `index` (negative counts from the end) in [0, n) through
+// kiln::checked_index; outside [-n, n) it is recorded with `position` (its element in the
+// indices) and `on_bad` runs ("continue;": nothing out of bounds is touched).
+std::string checked_index(const std::string& k, const std::string& index, std::size_t n, const std::string& position,
+                          const std::string& on_bad);
 
 // Grid and block of an elementwise kernel over n elements.
 struct launch_dims {

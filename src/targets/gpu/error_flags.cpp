@@ -16,6 +16,12 @@ error_slot* device_error_flags::slot(const instruction& ins, const std::string& 
     return base_ + entries_.size() - 1;
 }
 
+std::string index_out_of_range(const error_slot& s, std::size_t dim, std::size_t len) {
+    auto n = static_cast<std::int64_t>(len);
+    return cat("index ", s.value, " (indices element ", s.position, ") is out of range for dim ", dim, " of size ", len,
+               " (valid: ", -n, " to ", n - 1, ")");
+}
+
 void device_error_flags::clear(cudaStream_t s) const {
     if (bytes()) KILN_GPU_CHECK(cudaMemsetAsync(base_, 0, bytes(), s), "clearing the run-time checks' error slots");
 }

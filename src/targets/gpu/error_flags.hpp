@@ -31,6 +31,10 @@ enum class error_code : std::uint32_t { index_out_of_range = 1, division_by_zero
 // Words a recorded failure (without the instruction, which the error adds).
 using error_explainer = std::function<std::string(const error_slot&)>;
 
+// The reference's words (ops/indexing.hpp) for a recorded index_out_of_range of dim `dim`, of
+// `len` elements: "index 5 (indices element 1) is out of range for dim 0 of size 3 (valid: ...)".
+std::string index_out_of_range(const error_slot& s, std::size_t dim, std::size_t len);
+
 class device_error_flags {
 public:
     // `slots`: device memory for `capacity` slots (the executable's; stand-in addresses where

@@ -177,7 +177,7 @@ private:
         } else if (b.get_operator().traits().pointwise) {
             std::vector<std::string> args;
             for (auto i : b.inputs()) args.push_back(value(*i, f, out, memo));
-            expr = pointwise_value(b, args, here(b));
+            expr = pointwise_value(b, args, here(b), checks_);
         } else {
             fail("gpu: fused_reduce body op the generated kernel does not take: ", here(b));
         }
@@ -279,11 +279,16 @@ private:
     }
 
     void finish() {
+        if (checks_.any()) {
+            params_ += ", kiln::error_slot* err";
+            pointers_.push_back(checks_.slot(ctx_, ins_));
+        }
         shape fs(x_.type(), f_lens_);
         std::size_t lanes = product(fs, split_.kept);
         std::string shared;
         for (const auto& [acc, name] : smem_) shared += cat("    __shared__ ", acc, " ", name, "[32];\n");
-        std::string code = cat("#include \"kiln_lane.cuh\"\n#include \"scalar_helpers.h\"\n",
+        std::string code = cat("#include \"kiln_lane.cuh\"\n", checks_.any() ? "#include \"kiln_error.cuh\"\n" : "",
+                               "#include \"scalar_helpers.h\"\n",
                                "extern \"C\" __global__ void __launch_bounds__(256) kiln_fused_reduce(", params_, ") {\n",
                                shared, consts_, "    constexpr kiln::index_t R = ", product(fs, split_.reduced), "ull;\n",
                                "    for (kiln::index_t lane = blockIdx.x; lane < ", lanes, "ull; lane += gridDim.x) {\n", lane_,
@@ -312,6 +317,7 @@ private:
     std::map<std::pair<const instruction*, frame>, std::string> lane_memo_;
     std::string params_, consts_, lane_;
     std::vector<void*> pointers_;
+    divisor_checks checks_{"lane"};   // a zero divisor is recorded with its lane
     std::size_t counter_ = 0;
 };
 

@@ -35,17 +35,10 @@ void lower_gather(lowering_context& ctx, const instruction& ins) {
     }
     std::size_t n = data.lens()[axis];
     std::string yi = y.standard() ? "i" : "0";
-    code += cat("        kiln::i64 k = (kiln::i64)idx[ioff];\n",
-                "        if (k < -", n, "ll || k >= ", n, "ll) { kiln::raise(err, kiln::error_index_out_of_range, k, ipos); y[",
-                yi, "] = ", device_type(y.type()), "{}; continue; }\n",
-                "        if (k < 0) k += ", n, "ll;\n",
+    code += cat(checked_index("k", "idx[ioff]", n, "ipos", cat("{ y[", yi, "] = ", device_type(y.type()), "{}; continue; }")),
                 "        y[", yi, "] = data[doff + k * ", data.strides()[axis], "ll];\n    }\n}\n");
     if (!y.standard()) fail("gpu: gather into a non-standard output: ", ctx.where(ins));
-    void* err = ctx.error_slot(ins, [axis, n](const error_slot& s) {
-        auto len = static_cast<std::int64_t>(n);
-        return cat("index ", s.value, " (indices element ", s.position, ") is out of range for dim ", axis, " of size ",
-                   n, " (valid: ", -len, " to ", len - 1, ")");
-    });
+    void* err = ctx.error_slot(ins, [axis, n](const error_slot& s) { return index_out_of_range(s, axis, n); });
     ctx.add_kernel(ins, {"kiln_gather", code, ctx.where(ins)}, elementwise_launch(y.elements()),
                    {ctx.address(ins), ctx.address(*ins.inputs()[0]), ctx.address(*ins.inputs()[1]), err});
 }

@@ -1,6 +1,7 @@
 // Generated GatherElements and GatherND: one output element per thread, its data offset from the
-// indices read at run time (negative counts from the end; out-of-range indices clamped, as the
-// gather kernel does: generated code cannot raise).
+// indices read at run time (negative counts from the end). An index out of range is recorded in
+// the instruction's error slot (device/kiln_error.cuh), which fails the run with the reference's
+// message, as the gather kernel does; that element gets 0 and nothing out of bounds is read.
 #include "core/error.hpp"
 #include "ops/gather.hpp"
 #include "targets/gpu/body_kernel.hpp"
@@ -8,18 +9,15 @@
 namespace kiln::gpu {
 namespace {
 
-// "k" wrapped (negative from the end) and clamped to [0, n).
-std::string wrapped_index(const std::string& k, std::size_t n) {
-    return cat("        if (", k, " < 0) ", k, " += ", n, "ll; ", k, " = ", k, " < 0 ? 0 : ", k, " >= ", n, "ll ? ", n,
-               "ll - 1 : ", k, ";\n");
-}
+// What an element whose index is out of range gets: 0.
+std::string zeroed(const shape& y) { return cat("{ y[i] = ", device_type(y.type()), "{}; continue; }"); }
 
 std::string kernel_head(const std::string& entry, const instruction& ins) {
     const shape& y = ins.get_shape();
-    return cat("#include \"kiln_elementwise.cuh\"\n",
+    return cat("#include \"kiln_elementwise.cuh\"\n#include \"kiln_error.cuh\"\n",
                "extern \"C\" __global__ void __launch_bounds__(256) ", entry, "(", device_type(y.type()),
                "* __restrict__ y, const ", device_type(ins.inputs()[0]->get_shape().type()), "* __restrict__ data, const ",
-               device_type(ins.inputs()[1]->get_shape().type()), "* __restrict__ idx) {\n",
+               device_type(ins.inputs()[1]->get_shape().type()), "* __restrict__ idx, kiln::error_slot* err) {\n",
                "    for (kiln::index_t i = kiln::global_thread(); i < ", y.elements(), "ull; i += kiln::grid_threads()) {\n",
                "        kiln::index_t r = i; kiln::i64 c[", std::max<std::size_t>(y.ndim(), 1), "];\n");
 }
@@ -32,12 +30,13 @@ std::string coordinates(const shape& y) {
     return code;
 }
 
-void add(lowering_context& ctx, const instruction& ins, const std::string& entry, std::string code) {
+void add(lowering_context& ctx, const instruction& ins, const std::string& entry, std::string code, error_explainer explain) {
     const shape& y = ins.get_shape();
     if (!y.standard()) fail("gpu: ", ins.name(), " into a non-standard output: ", ctx.where(ins));
     code += "    }\n}\n";
+    void* err = ctx.error_slot(ins, std::move(explain));
     ctx.add_kernel(ins, {entry, code, ctx.where(ins)}, elementwise_launch(y.elements()),
-                   {ctx.address(ins), ctx.address(*ins.inputs()[0]), ctx.address(*ins.inputs()[1])});
+                   {ctx.address(ins), ctx.address(*ins.inputs()[0]), ctx.address(*ins.inputs()[1]), err});
 }
 
 // out[c] = data[c with c[axis] replaced by indices[c]]; out has the indices' lens.
@@ -53,9 +52,11 @@ void lower_gather_elements(lowering_context& ctx, const instruction& ins) {
         ioff += cat(" + c[", d, "] * ", idx.strides()[d], "ll");
         if (d != axis) doff += cat(" + c[", d, "] * ", data.strides()[d], "ll");
     }
-    code += cat("        kiln::i64 k = (kiln::i64)idx[", ioff, "];\n", wrapped_index("k", data.lens()[axis]),
-                "        y[i] = data[", doff, " + k * ", data.strides()[axis], "ll];\n");
-    add(ctx, ins, "kiln_gather_elements", code);
+    // The output has the indices' lens: its element i is the indices' element i.
+    std::size_t n = data.lens()[axis];
+    code += cat(checked_index("k", cat("idx[", ioff, "]"), n, "i", zeroed(y)), "        y[i] = data[", doff, " + k * ",
+                data.strides()[axis], "ll];\n");
+    add(ctx, ins, "kiln_gather_elements", code, [axis, n](const error_slot& s) { return index_out_of_range(s, axis, n); });
 }
 
 // out[batch..., j..., rest...] = data[batch..., indices[batch..., j..., 0..m), rest...].
@@ -72,14 +73,22 @@ void lower_gathernd(lowering_context& ctx, const instruction& ins) {
     for (std::size_t d = 0; d + 1 < q; ++d) ibase += cat(" + c[", d, "] * ", idx.strides()[d], "ll");
     for (std::size_t d = 0; d < b; ++d) doff += cat(" + c[", d, "] * ", data.strides()[d], "ll");
     for (std::size_t d = b + m; d < data.ndim(); ++d) doff += cat(" + c[", q - 1 + d - b - m, "] * ", data.strides()[d], "ll");
-    code += cat("        kiln::i64 off = ", doff, ";\n        const kiln::i64 ib = ", ibase, ";\n");
+    // tuple: the row-major number of the index tuple, whose j-th index is indices element tuple * m + j.
+    std::string tuple = "0ull";
+    for (std::size_t d = 0; d + 1 < q; ++d) tuple = cat("(", tuple, " * ", idx.lens()[d], "ull + (kiln::u64)c[", d, "])");
+    code += cat("        kiln::i64 off = ", doff, ";\n        const kiln::i64 ib = ", ibase, ";\n",
+                "        const kiln::u64 tuple = ", tuple, ";\n");
     for (std::size_t j = 0; j < m; ++j) {
         std::string k = cat("k", j);
-        code += cat("        kiln::i64 ", k, " = (kiln::i64)idx[ib + ", j * idx.strides().back(), "ll];\n",
-                    wrapped_index(k, data.lens()[b + j]), "        off += ", k, " * ", data.strides()[b + j], "ll;\n");
+        code += cat(checked_index(k, cat("idx[ib + ", j * idx.strides().back(), "ll]"), data.lens()[b + j],
+                                  cat("tuple * ", m, "ull + ", j, "ull"), zeroed(y)),
+                    "        off += ", k, " * ", data.strides()[b + j], "ll;\n");
     }
     code += "        y[i] = data[off];\n";
-    add(ctx, ins, "kiln_gathernd", code);
+    add(ctx, ins, "kiln_gathernd", code, [b, m, lens = data.lens()](const error_slot& s) {
+        std::size_t dim = b + s.position % m;
+        return index_out_of_range(s, dim, lens[dim]);
+    });
 }
 
 bool static_shapes(const instruction& ins) {

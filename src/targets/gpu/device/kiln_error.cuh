@@ -19,7 +19,7 @@ struct error_slot {
 
 enum error_code : u32 {
     error_index_out_of_range = 1,   // value: the index; position: its element in the indices
-    error_division_by_zero = 2,     // position: the output element
+    error_division_by_zero = 2,     // value: which op of the kernel; position: the element
 };
 
 // Records a failure unless one is recorded already (the first thread wins; the others' are the
@@ -29,6 +29,23 @@ __device__ __forceinline__ void raise(error_slot* slot, u32 code, i64 value, u64
         slot->value = value;
         slot->position = position;
     }
+}
+
+// Index k of a dim of n elements (negative counts from the end) as a position in [0, n); -1 when
+// k is outside [-n, n), recorded then with `position`, k's element in the indices (row-major).
+__device__ __forceinline__ i64 checked_index(i64 k, i64 n, error_slot* slot, u64 position) {
+    if (k < -n || k >= n) {
+        raise(slot, error_index_out_of_range, k, position);
+        return -1;
+    }
+    return k < 0 ? k + n : k;
+}
+
+// The divisor of an integer div or mod, recording a zero (value: which checked op of the kernel,
+// position: the element); the scalar helper then gives 0 for that element.
+template <class C> __device__ __forceinline__ C checked_divisor(C b, error_slot* slot, i64 op, u64 position) {
+    if (b == C(0)) raise(slot, error_division_by_zero, op, position);
+    return b;
 }
 
 }  // namespace kiln
