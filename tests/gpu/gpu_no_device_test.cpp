@@ -162,7 +162,8 @@ TEST(gpu_no_device, unsupported_ops_of_the_op_cases_are_the_known_ones) {
 
 // A reduction whose result a consumer broadcasts over more leading dims: the region's frame is the
 // consumer's (lanes over {2, 3, 4}, each reducing 6 elements), and a reduction without keepdims
-// spread back over its lane. One generated kernel each, and they compile.
+// spread back over its lane, and a reduction over a dim-1 broadcast input. One generated kernel each,
+// and they compile.
 TEST(gpu_no_device, fused_reduce_regions_with_wider_results_and_dropped_dims_compile) {
     for (const char* text : {"x = @param:x -> float_type, {4, 6}\n"
                              "z = @param:z -> float_type, {2, 3, 4, 6}\n"
@@ -175,6 +176,14 @@ TEST(gpu_no_device, fused_reduce_regions_with_wider_results_and_dropped_dims_com
                              "@0 = reduce_mean[axes={1},keepdims=false](x)\n"
                              "@1 = broadcast[axis=0,out_lens={4, 6}](@0)\n"
                              "@2 = sub(x, @1)\n"
+                             "@3 = @return(@2)\n",
+                             // A mask's reduction over {2, 1, 4, 6} selecting among scores {2, 3, 4, 6}: the
+                             // frame widens a kept dim the reduced input has as 1.
+                             "x = @param:x -> float_type, {2, 1, 4, 6}\n"
+                             "z = @param:z -> float_type, {2, 3, 4, 6}\n"
+                             "@0 = reduce_max[axes={3}](x)\n"
+                             "@1 = neg(@0)\n"
+                             "@2 = add(z, @1)\n"
                              "@3 = @return(@2)\n"}) {
         program p = parse_text(text);
         pass_options popts;

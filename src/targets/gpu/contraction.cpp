@@ -167,15 +167,19 @@ bool try_library_epilogue(lowering_context& ctx, const instruction& ins, const m
 
 // A fused epilogue: its anchor (the contraction) into the output buffer, then the pointwise rest
 // of the body as one kernel reading the anchor's result where it lies and writing over it.
-// An operand of the contraction: a region input, or a view of one (a transposed weight) read
-// through the view's strides.
+// An operand of the contraction: a region input, a literal the fusion kept inside (an RNN's zero
+// initial state), or a view of one (a transposed weight) read through the view's strides.
 body_operand region_input(lowering_context& ctx, const instruction& ins, const instruction& i,
                           std::unordered_map<const instruction*, body_operand>& known) {
     if (auto it = known.find(&i); it != known.end()) return it->second;
+    if (i.is_literal()) {
+        const argument& a = i.get_literal().get_argument();
+        return known[&i] = {ctx.upload(a, ctx.where(ins)), a.get_shape().as_standard()};
+    }
     std::vector<shape> in;
     for (auto j : i.inputs()) in.push_back(j->get_shape());
     int alias = i.is_param() || i.is_literal() ? -1 : i.get_operator().output_alias(in);
-    if (alias < 0) fail("gpu: a fused epilogue's contraction must read the region's inputs or views of them: ", ctx.where(ins));
+    if (alias < 0) fail("gpu: a fused epilogue's contraction must read the region's inputs, literals or views of them: ", ctx.where(ins));
     return known[&i] = view_operand(i, region_input(ctx, ins, *i.inputs()[alias], known));
 }
 

@@ -10,6 +10,7 @@
 // reductions' input, numpy-broadcast (a value of lens {8} or {2, 3, 1} is read where its dims
 // align, so broadcast views are free). `kept`: at the lane's coordinate among the kept dims,
 // for the results of reductions without keepdims and what is computed from them.
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -54,28 +55,40 @@ public:
     }
 
 private:
-    // The full frame F: the reductions' input X, or, where the result is larger (a consumer
-    // broadcasts the reduced values over more leading dims), that broadcast. Lanes are F's kept
-    // dims; X's kept dims are their trailing part, so a kept-frame value reads at lane % KX.
+    // The full frame F: the reductions' input X, or, where the result is larger, the broadcast of
+    // the two (a consumer broadcasts the reduced values over more leading dims, or over a kept dim
+    // X has as 1: attention scores {2, 3, 4, 6} masked by a reduction over a mask {2, 1, 4, 6}).
+    // Lanes are F's kept dims; a kept-frame value (shaped as X's kept dims) reads at the lane's
+    // coordinate broadcast onto X's kept dims.
     void frame_lanes(const instruction& root) {
         std::vector<std::size_t> f = x_.lens();
-        if (frame_of(root) == frame::full && root.get_shape().ndim() > f.size()) {
-            f = root.get_shape().lens();
+        const auto& rl = root.get_shape().lens();
+        if (frame_of(root) == frame::full && rl.size() >= f.size()) {
+            f = rl;
             std::size_t off = f.size() - x_.ndim();
-            for (std::size_t d = 0; d < x_.ndim(); ++d)
-                if (f[off + d] != x_.lens()[d])
-                    fail("gpu: fused_reduce result of lens ", lens_to_string(f), " is not a broadcast of the reduced ",
+            for (std::size_t d = 0; d < x_.ndim(); ++d) {
+                std::size_t xl = x_.lens()[d], gl = rl[off + d];
+                bool reduced = std::find(sx_.reduced.begin(), sx_.reduced.end(), d) != sx_.reduced.end();
+                if (gl == xl || gl == 1) f[off + d] = xl;
+                else if (xl != 1 || reduced)
+                    fail("gpu: fused_reduce result of lens ", lens_to_string(rl), " is not a broadcast of the reduced ",
                          lens_to_string(x_.lens()), ": ", where_);
+            }
         }
         f_lens_ = f;
         std::vector<std::size_t> reduced;
         for (auto d : sx_.reduced) reduced.push_back(d + f.size() - x_.ndim());
         split_ = split(f.size(), reduced);
-        kx_ = 1;
-        for (auto l : kept_lens_) kx_ *= l;
-        std::size_t lanes = 1;
-        for (auto d : split_.kept) lanes *= f[d];
-        kept_lane_ = lanes == kx_ ? "lane" : cat("(lane % ", kx_, "ull)");
+        std::vector<std::size_t> lane_lens;
+        for (auto d : split_.kept) lane_lens.push_back(f[d]);
+        if (lane_lens == kept_lens_) {
+            kept_lane_ = "lane";
+            return;
+        }
+        std::vector<std::size_t> all(lane_lens.size());
+        for (std::size_t d = 0; d < all.size(); ++d) all[d] = d;
+        consts_ += cat("    constexpr auto KL = ", layout_of(broadcast_to(shape(x_.type(), kept_lens_), lane_lens), all), ";\n");
+        kept_lane_ = "KL.offset(lane)";
     }
 
     std::string here(const instruction& b) const { return cat(where_, ", body ", describe(body_, b)); }
@@ -305,8 +318,7 @@ private:
     std::vector<std::size_t> kept_lens_;        // X's kept lens
     std::vector<std::size_t> f_lens_;           // the full frame F
     lane_split split_;                          // F's kept and reduced dims
-    std::size_t kx_ = 1;                        // elements of X's kept dims
-    std::string kept_lane_;                     // the lane's index among X's kept dims
+    std::string kept_lane_;                     // the lane's index among X's kept dims (an expression)
     std::unordered_map<const instruction*, body_operand> known_;
     std::map<std::pair<const instruction*, frame>, std::pair<std::string, bool>> offsets_;
     std::map<std::pair<const instruction*, frame>, bool> varies_;
