@@ -72,6 +72,23 @@ TEST(gpu_no_device, unsupported_ops_are_one_error_listing_all) {
     }
 }
 
+// Strings never reach the device: the check lists the string parameter and the string op.
+TEST(gpu_no_device, strings_are_refused_naming_the_instruction) {
+    program p = parse_text(
+        "x = @param:x -> string_type, {2}\n"
+        "@0 = string_concat(x,x)\n"
+        "@1 = @return(@0)\n");
+    p.main().begin()->set_source_name("names");
+    try {
+        gpu::check_supported(p.main());
+        FAIL() << "expected an error";
+    } catch (const error& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("no GPU implementation for 2 instructions"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("string_concat"), std::string::npos) << msg;
+    }
+}
+
 TEST(gpu_no_device, making_the_target_without_a_device_is_a_clear_error) {
     try {
         auto t = make_target("gpu");

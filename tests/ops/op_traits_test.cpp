@@ -1,5 +1,6 @@
 // The traits passes read instead of op names: which registered ops carry them. A new op that is a
-// contraction, a broadcast view, precision sensitive or takes sequences is added here on purpose.
+// contraction, a broadcast view, precision sensitive or takes sequences or strings is added here on
+// purpose.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -41,6 +42,14 @@ TEST(op_traits, sequences) {
                                         "optional_has_element", "sequence_at", "sequence_construct",
                                         "sequence_empty", "sequence_erase", "sequence_insert", "sequence_length",
                                         "sequence_map", "split_to_sequence"}));
+}
+
+// Every other op is refused string inputs and outputs (operation::compute_shape).
+TEST(op_traits, strings) {
+    EXPECT_EQ(carriers([](const op_traits& t) { return t.strings; }),
+              (std::vector<std::string>{"get_tuple_elem", "label_encoder", "regex_full_match", "string_concat",
+                                        "string_convert", "string_equal", "string_normalizer", "string_split",
+                                        "tfidf_vectorizer"}));
 }
 
 }  // namespace
