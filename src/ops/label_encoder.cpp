@@ -52,7 +52,8 @@ struct label_encoder {
         return fields(field("key_type", key_type), field("value_type", value_type), field("keys", keys),
                       field("values", values), field("default_value", default_value));
     }
-    op_traits traits() const { return {.strings = true}; }
+    // Float keys match exactly, so float inputs stay float32 under --fp16/--bf16.
+    op_traits traits() const { return {.precision_sensitive = true, .strings = true}; }
 
     shape compute_shape(std::span<const shape> in) const {
         check_input_count(in, 1);

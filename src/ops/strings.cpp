@@ -131,7 +131,8 @@ struct string_convert {
     static constexpr std::string_view name = "string_convert";
     dtype target_type = dtype::string;
     auto attributes() { return fields(field("target_type", target_type)); }
-    op_traits traits() const { return {.strings = true}; }
+    // A float's text depends on its type, so float inputs stay float32 under --fp16/--bf16.
+    op_traits traits() const { return {.precision_sensitive = true, .strings = true}; }
 
     shape compute_shape(std::span<const shape> in) const {
         check_input_count(in, 1);
