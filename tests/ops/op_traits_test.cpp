@@ -47,9 +47,11 @@ TEST(op_traits, sequences) {
 // Every other op is refused string inputs and outputs (operation::compute_shape).
 TEST(op_traits, strings) {
     EXPECT_EQ(carriers([](const op_traits& t) { return t.strings; }),
-              (std::vector<std::string>{"get_tuple_elem", "label_encoder", "regex_full_match", "string_concat",
+              (std::vector<std::string>{"broadcast", "concat", "contiguous", "expand", "flatten", "gather",
+                                        "get_tuple_elem", "identity", "label_encoder", "multibroadcast",
+                                        "regex_full_match", "reshape", "slice", "squeeze", "string_concat",
                                         "string_convert", "string_equal", "string_normalizer", "string_split",
-                                        "tfidf_vectorizer"}));
+                                        "tfidf_vectorizer", "transpose", "unsqueeze"}));
 }
 
 }  // namespace
