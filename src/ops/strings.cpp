@@ -93,7 +93,8 @@ double parse_float(const std::string& text) {
     auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), v);
     if (body.empty() || end != body.data() + body.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
         fail("cannot read \"", text, "\" as a number");
-    if (ec == std::errc::result_out_of_range) v = std::abs(v) < 1 ? 0.0 : INFINITY;
+    // Out of double's range: strtod gives infinity for huge values and 0 for tiny ones.
+    if (ec == std::errc::result_out_of_range) v = std::strtod(std::string(body).c_str(), nullptr);
     return negative ? -v : v;
 }
 

@@ -58,7 +58,7 @@ cases.append(case("cast_bool_to_string", "string_convert", [tensor(np.array([Tru
                   [tensor(S("True", "False", "True"))], dict(target_type="string")))
 
 # Cast from string: plain and scientific numbers with spaces and signs, INF and NaN in any case.
-texts = S("1.5", " -2.5e2 ", "INF", "+inf", "-Infinity", "nan", "NaN", "1E8", "0", "-0.0", "3.14159", "+7")
+texts = S("1.5", " -2.5e2 ", "INF", "+inf", "-Infinity", "nan", "NaN", "1E8", "1e400", "-1e-400", "3.14159", "+7")
 vals = [float(s.strip()) for s in texts]
 for t in [np.float32, np.float64, np.float16]:
     cases.append(case(f"cast_string_to_{np.dtype(t).name}", "string_convert", [tensor(texts.reshape(3, 4))],
