@@ -1,7 +1,10 @@
 // String ops that read the text: string_normalizer (ONNX StringNormalizer) and regex_full_match
 // (ONNX RegexFullMatch). Case mapping decodes UTF-8; regexes run std::regex (ECMAScript), whose
 // differences from the RE2 syntax the spec names are refused at compile time (see below).
+#include <pthread.h>
+
 #include <clocale>
+#include <exception>
 #include <cwctype>
 #include <locale.h>
 #include <regex>
@@ -116,9 +119,39 @@ struct string_normalizer {
 };
 KILN_REGISTER_OP(string_normalizer)
 
-// The longest string regex_full_match takes: libstdc++'s std::regex matches by recursion, one
-// level per character, so a longer string could exhaust the stack.
+// The longest string regex_full_match takes, and the stack its matching runs on: libstdc++'s
+// std::regex matches by recursion, up to about 1.5 KB of stack per character for nested groups
+// (measured), more than a caller's thread may have; 64 MB holds 40,000 characters of such patterns.
 constexpr std::size_t max_regex_input = 10000;
+constexpr std::size_t regex_stack_bytes = std::size_t{64} << 20;
+
+// Runs f() on a thread of its own with a stack of `bytes` (virtual: only touched pages are used),
+// rethrowing what it throws.
+template <class F>
+void on_own_stack(F& f, std::size_t bytes) {
+    struct job {
+        F* f;
+        std::exception_ptr error;
+    } j{&f, nullptr};
+    void* (*run)(void*) = [](void* p) -> void* {
+        auto* jp = static_cast<job*>(p);
+        try {
+            (*jp->f)();
+        } catch (...) {
+            jp->error = std::current_exception();
+        }
+        return nullptr;
+    };
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, bytes);
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, run, &j);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) fail("cannot start the thread regex matching runs on (error ", rc, ")");
+    pthread_join(t, nullptr);
+    if (j.error) std::rethrow_exception(j.error);
+}
 
 // RE2 syntax that std::regex's ECMAScript grammar reads differently or not at all: refused, so a
 // pattern never silently means something else. (ECMAScript's extras, such as lookahead and
@@ -166,12 +199,14 @@ struct regex_full_match {
         std::regex re = compile_regex(pattern);
         auto s = to_strings(args[0]);
         argument r(out);
-        for (std::size_t i = 0; i < s.size(); ++i) {
+        for (std::size_t i = 0; i < s.size(); ++i)
             if (s[i].size() > max_regex_input)
                 fail("element ", i, " has ", s[i].size(), " bytes; regex_full_match takes strings of at most ",
                      max_regex_input);
-            r.as<bool>()[i] = std::regex_match(s[i], re);
-        }
+        auto match = [&] {
+            for (std::size_t i = 0; i < s.size(); ++i) r.as<bool>()[i] = std::regex_match(s[i], re);
+        };
+        on_own_stack(match, regex_stack_bytes);
         return r;
     }
 };

@@ -148,6 +148,11 @@ regex("regex_email_2d", S("account@gmail.com", "a@hotmail.com", "not email", "b2
       r"(\W|^)[\w.\-]{0,25}@(yahoo|gmail)\.com(\W|$)")
 regex("regex_random", words((3, 5), "ab-", 5), r"(a|b)+-?[ab]*")
 regex("regex_anchors_classes", S("abc123", "ABC", "", "a1", "  "), r"[a-z]*\d*|\s+")
+# The longest strings taken: nested groups recurse deeply in std::regex (its own 64 MB stack).
+long_ab = "".join(r.choice(["a", "b"], 10000))
+regex("regex_longest_input", S(long_ab, long_ab[:9999], long_ab[:9999] + "c"), r"((a|b)(a|b))*")
+cases.append(error_case("regex_too_long", "regex_full_match", [tensor(S("a" * 10001))], "takes strings of at most 10000",
+                        dict(pattern="a*")))
 cases.append(error_case("regex_re2_flags", "regex_full_match", [shape_only("string", [2])], "RE2's (?i",
                         dict(pattern="(?i)abc")))
 cases.append(error_case("regex_re2_unicode_class", "regex_full_match", [shape_only("string", [2])], "RE2's \\p",
