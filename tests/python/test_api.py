@@ -453,5 +453,5 @@ def test_strings_in_and_out():
         with pytest.raises(kiln.InputError, match="'b'"):
             p.run({"a": a, "b": np.zeros(2, np.float32), "x": np.zeros(3, np.float32)})
     (got,) = backend.run_node(helper.make_node("StringSplit", ["s"], ["y", "n"], delimiter="-"),
-                              [np.array(["a-b", "c"], object)])[:1]
+                              [np.array(["a-b", "c"], object)], opset_version=20)[:1]
     assert got.tolist() == [["a", "b"], ["c", ""]]
