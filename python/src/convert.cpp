@@ -58,6 +58,49 @@ std::optional<argument> view_of(const py::array& a, dtype t) {
     return argument(shape(t, lens, strides), data, hold(py::reinterpret_borrow<py::object>(a)));
 }
 
+// A numpy array of str or bytes (dtype object, 'U' or 'S') as a string tensor: str elements in
+// UTF-8, bytes as they are.
+argument strings_from_array(const py::array& a, const std::string& label) {
+    std::vector<std::size_t> lens(a.shape(), a.shape() + a.ndim());
+    std::vector<std::string> vals;
+    py::list flat = a.attr("ravel")().attr("tolist")();
+    for (auto e : flat) {
+        if (py::isinstance<py::str>(e)) vals.push_back(e.cast<std::string>());
+        else if (py::isinstance<py::bytes>(e)) vals.push_back(std::string(py::reinterpret_borrow<py::bytes>(e)));
+        else
+            throw stage_error(stage::input, cat(label, ": element ", vals.size(), " is a ",
+                                                std::string(py::str(e.get_type().attr("__name__"))),
+                                                "; a string tensor takes str or bytes"));
+    }
+    return from_strings(shape(dtype::string, lens), vals);
+}
+
+// A string tensor as a numpy object array of str (bytes where an element is not valid UTF-8).
+py::array strings_to_numpy(const argument& a) {
+    py::list items;
+    for (const auto& s : to_strings(a)) {
+        PyObject* u = PyUnicode_DecodeUTF8(s.data(), static_cast<py::ssize_t>(s.size()), nullptr);
+        if (u) {
+            items.append(py::reinterpret_steal<py::object>(u));
+        } else {
+            PyErr_Clear();
+            items.append(py::bytes(s));
+        }
+    }
+    py::module_ np = py::module_::import("numpy");
+    py::array r = np.attr("empty")(items.size(), "object");
+    for (std::size_t i = 0; i < items.size(); ++i) r.attr("__setitem__")(i, items[i]);
+    const auto& lens = a.get_shape().lens();
+    py::tuple dims(lens.size());
+    for (std::size_t i = 0; i < lens.size(); ++i) dims[i] = py::int_(lens[i]);
+    return r.attr("reshape")(dims);
+}
+
+bool is_string_array(const py::array& a) {
+    char kind = a.dtype().kind();
+    return kind == 'O' || kind == 'U' || kind == 'S';
+}
+
 argument from_array(py::array a, dtype t) {
     if (is_packed(t)) {   // ml_dtypes keeps one 4- or 2-bit value per byte; kiln packs them
         py::array wide = py::module_::import("numpy").attr("ascontiguousarray")(a.attr("astype")("float64"));
@@ -73,18 +116,21 @@ argument from_array(py::array a, dtype t) {
 }  // namespace
 
 std::string numpy_name(dtype t) {
+    if (t == dtype::string) return "str";   // numpy holds them as object, 'U' or 'S' arrays
     for (const auto& [d, n] : names)
         if (d == t) return n;
     fail("type ", dtype_name(t), " has no numpy equivalent");
 }
 
 dtype dtype_from_numpy_name(const std::string& name) {
+    if (name == "str" || name == "object") return dtype::string;
     for (const auto& [d, n] : names)
         if (name == n) return d;
     throw stage_error(stage::input, cat("numpy type ", name, " has no kiln equivalent"));
 }
 
 py::dtype numpy_dtype(dtype t) {
+    if (t == dtype::string) return py::dtype("object");
     if (!needs_ml_dtypes(t)) return py::dtype(numpy_name(t));
     py::module_ ml;
     try {
@@ -141,13 +187,20 @@ argument to_argument(py::handle obj, std::optional<dtype> want, const std::strin
         if (!a.dtype().attr("isnative").cast<bool>())
             a = a.attr("astype")(a.dtype().attr("newbyteorder")("=")).cast<py::array>();
         std::string name = py::str(a.dtype().attr("name"));
+        if (is_string_array(a)) {
+            if (want && *want != dtype::string)
+                throw stage_error(stage::input, cat(label, " is a ", name, " array, expected ", numpy_name(*want)));
+            return strings_from_array(a, label);
+        }
         dtype t = dtype_from_numpy_name(name);
         if (want && t != *want)
             throw stage_error(stage::input, cat(label, " is a ", name, " array, expected ", numpy_name(*want),
                                                 " (convert it with .astype(numpy.", numpy_name(*want), "))"));
         return from_array(a, t);
     }
-    if (!want) return to_argument(py::module_::import("numpy").attr("asarray")(obj), std::nullopt, label);
+    if (!want || *want == dtype::string)
+        return to_argument(py::module_::import("numpy").attr("asarray")(obj, want ? py::object(py::str("object")) : py::object(py::none())),
+                           want, label);
     try {
         return from_array(py::module_::import("numpy").attr("asarray")(obj, numpy_dtype(*want)), *want);
     } catch (py::error_already_set& e) {
@@ -207,6 +260,7 @@ caller_buffer to_buffer(py::handle obj, std::optional<dtype> want, const std::st
 py::array to_numpy(const argument& a) {
     const shape& s = a.get_shape();
     if (s.is_tuple()) fail("a tuple argument has no numpy form");
+    if (s.type() == dtype::string) return strings_to_numpy(a);
     std::vector<py::ssize_t> lens(s.lens().begin(), s.lens().end());
     if (is_packed(s.type())) {
         auto vals = to_doubles(a);

@@ -58,7 +58,7 @@ dl_dtype to_dl(dtype t) {
 dtype from_dl(dl_dtype d) {
     for (int i = 0; i < static_cast<int>(dtype::tuple); ++i) {
         auto t = static_cast<dtype>(i);
-        if ((is_float(t) && dtype_bits(t) == 8) || is_packed(t)) continue;   // no DLPack type
+        if ((is_float(t) && dtype_bits(t) == 8) || is_packed(t) || t == dtype::string) continue;   // no DLPack type
         dl_dtype k = to_dl(t);
         if (k.code == d.code && k.bits == d.bits && d.lanes == 1) return t;
     }

@@ -30,7 +30,7 @@ struct kiln_program {
 
 // The C enums mirror kiln's, so conversions are casts.
 static_assert(KILN_BOOL == static_cast<int>(kiln::dtype::bool_) && KILN_FLOAT32 == static_cast<int>(kiln::dtype::float32) &&
-              KILN_UINT4 == static_cast<int>(kiln::dtype::uint4) && KILN_UINT2 + 1 == static_cast<int>(kiln::dtype::tuple));
+              KILN_UINT4 == static_cast<int>(kiln::dtype::uint4) && KILN_UINT2 + 1 == static_cast<int>(kiln::dtype::string));
 static_assert(KILN_PRECISION_FP16 == static_cast<int>(kiln::compute_precision::fp16) &&
               KILN_PRECISION_BF16 == static_cast<int>(kiln::compute_precision::bf16));
 
@@ -105,7 +105,8 @@ inline void need_out(T* p) {
 }
 
 inline kiln::dtype to_dtype(kiln_dtype t) {
-    if (static_cast<int>(t) < 0 || static_cast<int>(t) >= static_cast<int>(kiln::dtype::tuple))
+    // Strings have no C element type: the C API takes and gives numeric tensors only.
+    if (static_cast<int>(t) < 0 || static_cast<int>(t) >= static_cast<int>(kiln::dtype::string))
         throw bad_param(kiln::cat("unknown kiln_dtype ", static_cast<int>(t)));
     return static_cast<kiln::dtype>(t);
 }

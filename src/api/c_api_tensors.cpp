@@ -6,7 +6,7 @@ using namespace kiln::c_api_detail;
 extern "C" {
 
 const char* kiln_dtype_name(kiln_dtype t) {
-    if (static_cast<int>(t) < 0 || static_cast<int>(t) >= static_cast<int>(kiln::dtype::tuple)) return nullptr;
+    if (static_cast<int>(t) < 0 || static_cast<int>(t) >= static_cast<int>(kiln::dtype::string)) return nullptr;
     return kiln::dtype_name(static_cast<kiln::dtype>(t)).data();
 }
 
@@ -34,6 +34,7 @@ kiln_status kiln_shape_destroy(kiln_shape_t s) {
 kiln_status kiln_shape_type(kiln_shape_t s, kiln_dtype* out) {
     return guard([&] {
         need_out(out);
+        if (need(s, "shape").s.type() == kiln::dtype::string) throw bad_param("a string tensor has no kiln_dtype");
         *out = static_cast<kiln_dtype>(need(s, "shape").s.type());
     });
 }

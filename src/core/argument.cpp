@@ -1,7 +1,9 @@
 #include "core/argument.hpp"
 
 #include <atomic>
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
@@ -79,6 +81,16 @@ argument::argument(const shape& s) : shape_(s) {
         for (const auto& sub : s.sub_shapes()) subs_.emplace_back(sub);
         return;
     }
+    if (s.type() == dtype::string) {
+        // Strings own heap memory: they are constructed in place (empty), never zero bytes, and
+        // never placed in a planned buffer (plan_memory refuses string values).
+        check_tensor_bytes(s);
+        allocations.fetch_add(1, std::memory_order_relaxed);
+        auto buf = std::make_shared<std::string[]>(std::max<std::size_t>(s.element_space(), 1));
+        data_ = reinterpret_cast<std::byte*>(buf.get());
+        owner_ = std::move(buf);
+        return;
+    }
     if (const planned_buffer* b = result_buffer_scope::take(s.bytes())) {
         if (b->zero) std::memset(b->data, 0, b->bytes);
         data_ = b->data;
@@ -125,6 +137,10 @@ argument argument::copy() const {
         for (std::size_t i = 0; i < n; ++i) set_packed_bits(r.data_, i, bits, packed_bits_at(data_, shape_.index(i), bits));
         return r;
     }
+    if (shape_.type() == dtype::string) {
+        for (std::size_t i = 0; i < n; ++i) r.as<std::string>()[i] = as<std::string>()[shape_.index(i)];
+        return r;
+    }
     std::size_t esize = shape_.type_bits() / 8;
     if (shape_.standard()) {
         std::memcpy(r.data_, data_, n * esize);
@@ -140,6 +156,11 @@ bool argument::same_values(const argument& o) const {
         if (subs_.size() != o.subs_.size()) return false;
         for (std::size_t i = 0; i < subs_.size(); ++i)
             if (!subs_[i].same_values(o.subs_[i])) return false;
+        return true;
+    }
+    if (shape_.type() == dtype::string) {
+        for (std::size_t i = 0; i < shape_.elements(); ++i)
+            if (as<std::string>()[shape_.index(i)] != o.as<std::string>()[o.shape_.index(i)]) return false;
         return true;
     }
     argument a = copy(), b = o.copy();
@@ -212,6 +233,52 @@ argument write_all(const shape& s, std::span<const V> values) {
     return r;
 }
 }  // namespace
+
+std::vector<std::string> to_strings(const argument& a) {
+    const shape& s = a.get_shape();
+    if (s.type() != dtype::string) fail("expected a string tensor, not ", to_string(s));
+    std::vector<std::string> out(s.elements());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = a.as<std::string>()[s.index(i)];
+    return out;
+}
+
+argument from_strings(const shape& s, std::span<const std::string> values) {
+    if (s.type() != dtype::string) fail("from_strings: ", to_string(s), " is not a string type");
+    if (s.elements() != values.size())
+        fail("literal: ", values.size(), " strings given for ", s.elements(), " elements of ", to_string(s));
+    argument r(s.as_standard());
+    std::copy(values.begin(), values.end(), r.as<std::string>());
+    return r;
+}
+
+// Each string as its length (8 bytes, little-endian as the host) followed by its bytes.
+std::vector<std::byte> encode_strings(const argument& a) {
+    std::vector<std::byte> out;
+    for (const auto& str : to_strings(a)) {
+        std::uint64_t n = str.size();
+        auto* p = reinterpret_cast<const std::byte*>(&n);
+        out.insert(out.end(), p, p + sizeof(n));
+        auto* q = reinterpret_cast<const std::byte*>(str.data());
+        out.insert(out.end(), q, q + str.size());
+    }
+    return out;
+}
+
+argument decode_strings(const shape& s, std::span<const std::byte> bytes) {
+    std::vector<std::string> vals;
+    std::size_t pos = 0;
+    for (std::size_t i = 0; i < s.elements(); ++i) {
+        std::uint64_t n = 0;
+        if (bytes.size() - pos < sizeof(n)) fail("string payload: ", i, " of ", s.elements(), " strings before the end");
+        std::memcpy(&n, bytes.data() + pos, sizeof(n));
+        pos += sizeof(n);
+        if (bytes.size() - pos < n) fail("string payload: string ", i, " of ", n, " bytes runs past the end");
+        vals.emplace_back(reinterpret_cast<const char*>(bytes.data() + pos), n);
+        pos += n;
+    }
+    if (pos != bytes.size()) fail("string payload: ", bytes.size() - pos, " bytes left after ", s.elements(), " strings");
+    return from_strings(s, vals);
+}
 
 std::vector<double> to_doubles(const argument& a) { return read_all<double>(a); }
 std::vector<std::int64_t> to_int64s(const argument& a) { return read_all<std::int64_t>(a); }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/shape.hpp"
@@ -101,5 +102,12 @@ std::vector<std::int64_t> to_int64s(const argument& a);
 // A new standard argument of `s` filled from doubles / int64s (converted to s's dtype).
 argument from_doubles(const shape& s, std::span<const double> values);
 argument from_int64s(const shape& s, std::span<const std::int64_t> values);
+
+// The elements of a string tensor in row-major order, and a new standard string tensor of them.
+std::vector<std::string> to_strings(const argument& a);
+argument from_strings(const shape& s, std::span<const std::string> values);
+// A string tensor's elements as bytes (saved programs' payloads) and back; decoding checks lengths.
+std::vector<std::byte> encode_strings(const argument& a);
+argument decode_strings(const shape& s, std::span<const std::byte> bytes);
 
 }  // namespace kiln

@@ -24,6 +24,7 @@ constexpr std::array<dtype_info, dtype_count> infos{{
     {"fp8e4m3fnuz_type", "float8e4m3fnuz", 8}, {"fp8e5m2fnuz_type", "float8e5m2fnuz", 8},
     {"fp8e8m0_type", "float8e8m0", 8}, {"fp4e2m1_type", "float4e2m1", 4},
     {"int2_type", "int2", 2},       {"uint2_type", "uint2", 2},
+    {"string_type", "string", sizeof(std::string) * 8},
     {"tuple_type", "tuple", 0},
     {"sequence_type", "sequence", 0},
     {"optional_type", "optional", 0},

@@ -20,7 +20,14 @@ shape operation::compute_shape(std::span<const shape> inputs, std::span<module* 
                 if (inputs[i].is_sequence() || inputs[i].is_optional())
                     fail("input ", i, " is a ", dtype_name(inputs[i].type()), " (", to_string(inputs[i]),
                          "); this op takes tensors");
-        return impl_->compute_shape(inputs, mods);
+        // Control flow and the sequence ops pass string values along without reading them.
+        bool strings_ok = t.strings || t.sequences || t.builtin;
+        if (!strings_ok)
+            for (std::size_t i = 0; i < inputs.size(); ++i)
+                if (inputs[i].type() == dtype::string) fail("input ", i, " is a string tensor; this op takes numbers");
+        shape r = impl_->compute_shape(inputs, mods);
+        if (!strings_ok && r.type() == dtype::string) fail("makes a string tensor; this op makes numbers");
+        return r;
     } catch (const error& e) {
         std::string msg = e.what();
         std::string prefix = std::string(name()) + ":";

@@ -38,6 +38,10 @@ struct op_traits {
     // Takes sequence and optional values (the sequence ops, control flow); every other op is
     // refused them by compute_shape, so no op or pass reads one as a tensor.
     bool sequences = false;
+    // Takes or makes string tensors (the string ops, Cast's string_convert, label_encoder,
+    // tfidf_vectorizer); every other op is refused them by compute_shape, because the others'
+    // computes, kernels and rewrites handle numbers only.
+    bool strings = false;
 };
 
 // Runs a submodule on the given inputs (its parameters in declaration order).

@@ -30,7 +30,15 @@ std::string literal_values(const literal& lit) {
     const argument& a = lit.get_argument();
     std::string s = "{";
     dtype t = a.get_shape().type();
-    if (is_float(t)) {
+    if (t == dtype::string) {
+        // Quoted; the text parser reads back \" \\ and \n.
+        auto vals = to_strings(a);
+        for (std::size_t i = 0; i < vals.size(); ++i) {
+            s += i ? ", \"" : "\"";
+            for (char c : vals[i]) s += c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" : std::string(1, c);
+            s += '"';
+        }
+    } else if (is_float(t)) {
         // Narrow floats print in float's shortest form: it still identifies the value exactly.
         auto vals = to_doubles(a);
         for (std::size_t i = 0; i < vals.size(); ++i) {

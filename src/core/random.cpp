@@ -18,6 +18,15 @@ argument random_argument(const shape& s, std::uint64_t seed, std::size_t index) 
         fail("a ", dtype_name(s.type()), " value is not made up at random: give it (", to_string(s), ")");
     std::size_t n = s.elements();
     dtype t = s.type();
+    if (t == dtype::string) {
+        // Short words over a few letters of both cases, a space and two delimiters, so that
+        // splitting, case changes and equality all have something to do.
+        static constexpr std::string_view alphabet = "abcAB .-";
+        std::vector<std::string> v(n);
+        for (auto& x : v)
+            for (auto len = gen() % 7; len > 0; --len) x += alphabet[gen() % alphabet.size()];
+        return from_strings(s, v);
+    }
     if (is_float(t)) {
         std::vector<double> v(n);
         for (auto& x : v) x = static_cast<double>(gen() >> 11) * 0x1.0p-52 - 1.0;
@@ -33,6 +42,7 @@ argument random_argument(const shape& s, std::uint64_t seed, std::size_t index) 
 }
 
 std::string random_description(dtype t) {
+    if (t == dtype::string) return "random words of 0 to 6 characters from \"abcAB .-\"";
     if (is_float(t)) return "uniform in [-1, 1]";
     if (t == dtype::bool_) return "random bools";
     return cat("uniform integers in [", int_low(t), ", ", int_low(t) + 8, "]");

@@ -73,6 +73,7 @@ void copy_result(const argument& from, const argument& to, const std::string& la
     const shape &f = from.get_shape(), &t = to.get_shape();
     if (f.type() != t.type() || f.lens() != t.lens())
         fail("output '", label, "' computes ", to_string(f), " but its buffer is ", to_string(t));
+    if (f.type() == dtype::string) fail("output '", label, "' holds strings, which cannot be copied into a caller's buffer");
     if (is_packed(f.type())) {
         if (!t.standard()) fail("output '", label, "': a packed int4 buffer must be standard");
         auto c = from.copy();

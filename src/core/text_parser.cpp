@@ -406,8 +406,16 @@ private:
 
     instruction_ref parse_literal(cursor& c, module& m) {
         std::vector<std::pair<std::string_view, std::size_t>> items;   // text and column
+        std::vector<std::string> strings;
         c.expect("{");
-        if (!c.eat("}")) {
+        c.skip();
+        if (c.peek() == '"') {
+            do {
+                c.skip();
+                strings.push_back(c.quoted());
+            } while (c.eat(","));
+            c.expect("}");
+        } else if (!c.eat("}")) {
             do {
                 c.skip();
                 std::size_t at = c.pos;
@@ -421,8 +429,11 @@ private:
         c.expect_end();
         if (s.dynamic() || s.is_tuple() || s != s.as_standard())
             fail("a literal needs a static standard shape, not ", to_string(s));
+        if (s.type() == dtype::string) items.resize(strings.size());   // counted below like numbers
         if (items.size() != s.elements())
             fail(items.size(), " values given for the ", s.elements(), " elements of ", to_string(s));
+        if (s.type() == dtype::string) return m.add_literal(literal(from_strings(s, strings)));
+        if (!strings.empty()) fail("strings given for a literal of ", to_string(s));
         if (is_float(s.type())) {
             std::vector<double> vals;
             for (auto [t, at] : items) {

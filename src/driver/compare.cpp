@@ -47,6 +47,12 @@ std::size_t compare_outputs(const std::vector<named_value>& got, const std::vect
             ++failed;
             continue;
         }
+        if (g.type() == dtype::string) {
+            bool same = to_strings(got[i].arg) == to_strings(expected[i]);
+            os << (same ? "strings equal: PASS\n" : "strings differ: FAIL\n");
+            failed += same ? 0 : 1;
+            continue;
+        }
         errors e = measure(got[i].arg, expected[i], tol);
         os << "max abs error " << number(e.max_abs) << ", max rel error " << number(e.max_rel) << ": "
            << (e.pass ? "PASS" : "FAIL") << "\n";

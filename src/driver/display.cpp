@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <iomanip>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -22,7 +23,10 @@ std::string format_values(const argument& a, std::size_t limit) {
     std::size_t shown = limit == 0 ? n : std::min(n, limit);
     std::ostringstream os;
     os << "{";
-    if (is_float(t)) {
+    if (t == dtype::string) {
+        auto vals = to_strings(a);
+        for (std::size_t i = 0; i < shown; ++i) os << (i ? ", " : "") << std::quoted(vals[i]);
+    } else if (is_float(t)) {
         auto vals = to_doubles(a);
         for (std::size_t i = 0; i < shown; ++i) os << (i ? ", " : "") << vals[i];
     } else {

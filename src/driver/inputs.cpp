@@ -80,6 +80,8 @@ generated_input random_input(const std::string& name, const shape& s, std::uint6
 }
 
 generated_input constant_input(const std::string& name, const shape& s, std::int64_t c) {
+    if (s.type() == dtype::string)
+        fail("input '", name, "' holds strings; --fill0 and --fill1 fill numbers (give it with --test-data)");
     return {name, from_int64s(s, std::vector<std::int64_t>(s.elements(), c)), c ? "1s" : "0s"};
 }
 

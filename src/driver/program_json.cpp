@@ -15,7 +15,9 @@ value literal_values(const literal& lit) {
     const argument& a = lit.get_argument();
     dtype t = a.get_shape().type();
     value_array vals;
-    if (is_float(t)) {
+    if (t == dtype::string) {
+        for (auto& str : to_strings(a)) vals.emplace_back(std::move(str));
+    } else if (is_float(t)) {
         for (double d : to_doubles(a)) vals.emplace_back(d);
     } else {
         // uint64 values above int64's range would print negative; no model needs them yet.
@@ -102,6 +104,11 @@ value serial_instruction(const value& ins, std::unordered_map<std::string, std::
 }
 
 literal literal_from_values(const value& vals, const shape& s) {
+    if (s.type() == dtype::string) {
+        std::vector<std::string> strs;
+        for (const auto& x : vals.as_array()) strs.push_back(x.as_string());
+        return literal(from_strings(s, strs));
+    }
     if (is_float(s.type())) {
         std::vector<double> d;
         for (const auto& x : vals.as_array()) d.push_back(x.is_bool() ? x.as_bool() : x.as_float());

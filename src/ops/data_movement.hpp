@@ -14,6 +14,7 @@ struct concat {
     std::int64_t axis = 0;
     static constexpr std::string_view name = "concat";
     auto attributes() { return fields(field("axis", axis)); }
+    op_traits traits() const { return {.strings = true}; }   // moves elements, never reads them
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 };
@@ -37,7 +38,7 @@ struct get_tuple_elem {
     std::int64_t index = 0;
     static constexpr std::string_view name = "get_tuple_elem";
     auto attributes() { return fields(field("index", index)); }
-    op_traits traits() const { return {.output_alias = 0}; }
+    op_traits traits() const { return {.output_alias = 0, .strings = true}; }   // string_split's outputs
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape&, std::span<const argument> args) const;
 };

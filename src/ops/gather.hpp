@@ -13,6 +13,7 @@ struct gather {
     std::int64_t axis = 0;
     static constexpr std::string_view name = "gather";
     auto attributes() { return fields(field("axis", axis)); }
+    op_traits traits() const { return {.strings = true}; }   // moves elements, never reads them
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 };

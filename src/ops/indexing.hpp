@@ -46,6 +46,10 @@ inline std::size_t linear_index(std::span<const std::size_t> lens, std::span<con
 
 // Copies one element of any dtype; offsets are in elements.
 inline void copy_element(const argument& dst, std::size_t dst_off, const argument& src, std::size_t src_off) {
+    if (dst.get_shape().type() == dtype::string) {   // strings are objects: assigned, never memcpy'd
+        dst.as<std::string>()[dst_off] = src.as<std::string>()[src_off];
+        return;
+    }
     std::size_t size = dst.get_shape().type_bits() / 8;
     std::memcpy(dst.data() + dst_off * size, src.data() + src_off * size, size);
 }

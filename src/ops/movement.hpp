@@ -22,6 +22,13 @@ inline constexpr std::size_t no_element = std::numeric_limits<std::size_t>::max(
 template <class F>
 void copy_mapped(const argument& dst, const argument& src, F&& src_offset) {
     const shape& ds = dst.get_shape();
+    if (ds.type() == dtype::string) {   // strings are objects: assigned, never memcpy'd
+        for_each_index(ds.lens(), [&](std::span<const std::size_t> idx) {
+            std::size_t off = src_offset(idx);
+            if (off != no_element) dst.as<std::string>()[ds.index(idx)] = src.as<std::string>()[off];
+        });
+        return;
+    }
     std::size_t esize = dtype_bits(ds.type()) / 8;
     for_each_index(ds.lens(), [&](std::span<const std::size_t> idx) {
         std::size_t off = src_offset(idx);

@@ -1,5 +1,6 @@
 // Views and layout ops (bodies in views.cpp): reshape, flatten, transpose, broadcasts, squeeze,
-// unsqueeze and slice are views of their input where strides allow; contiguous copies.
+// unsqueeze and slice are views of their input where strides allow; contiguous copies. None reads
+// an element's value, so all take string tensors too (trait `strings`).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -17,6 +18,7 @@ struct reshape {
     static constexpr std::string_view name = "reshape";
     auto attributes() { return fields(field("dims", dims), field("allowzero", allowzero)); }
     int output_alias(std::span<const shape> in) const;
+    op_traits traits() const { return {.strings = true}; }   // moves elements, never reads them
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 };
@@ -27,6 +29,7 @@ struct flatten {
     static constexpr std::string_view name = "flatten";
     auto attributes() { return fields(field("axis", axis)); }
     int output_alias(std::span<const shape> in) const;
+    op_traits traits() const { return {.strings = true}; }   // moves elements, never reads them
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 };
@@ -36,7 +39,7 @@ struct transpose {
     std::vector<std::int64_t> permutation;
     static constexpr std::string_view name = "transpose";
     auto attributes() { return fields(field("permutation", permutation)); }
-    op_traits traits() const { return {.output_alias = 0}; }
+    op_traits traits() const { return {.output_alias = 0, .strings = true}; }
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 };
@@ -48,7 +51,7 @@ struct broadcast {
     std::vector<std::int64_t> out_lens;
     static constexpr std::string_view name = "broadcast";
     auto attributes() { return fields(field("axis", axis), field("out_lens", out_lens)); }
-    op_traits traits() const { return {.output_alias = 0, .broadcast_view = true}; }
+    op_traits traits() const { return {.output_alias = 0, .broadcast_view = true, .strings = true}; }
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 };
@@ -58,7 +61,7 @@ struct multibroadcast {
     std::vector<std::int64_t> out_lens;
     static constexpr std::string_view name = "multibroadcast";
     auto attributes() { return fields(field("out_lens", out_lens)); }
-    op_traits traits() const { return {.output_alias = 0, .broadcast_view = true}; }
+    op_traits traits() const { return {.output_alias = 0, .broadcast_view = true, .strings = true}; }
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 };
@@ -69,7 +72,7 @@ struct expand {
     std::vector<std::int64_t> dims;
     static constexpr std::string_view name = "expand";
     auto attributes() { return fields(field("dims", dims)); }
-    op_traits traits() const { return {.output_alias = 0, .broadcast_view = true}; }
+    op_traits traits() const { return {.output_alias = 0, .broadcast_view = true, .strings = true}; }
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 };
@@ -79,7 +82,7 @@ struct squeeze {
     std::vector<std::int64_t> axes;
     static constexpr std::string_view name = "squeeze";
     auto attributes() { return fields(field("axes", axes)); }
-    op_traits traits() const { return {.output_alias = 0}; }
+    op_traits traits() const { return {.output_alias = 0, .strings = true}; }
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 };
@@ -89,7 +92,7 @@ struct unsqueeze {
     std::vector<std::int64_t> axes;
     static constexpr std::string_view name = "unsqueeze";
     auto attributes() { return fields(field("axes", axes)); }
-    op_traits traits() const { return {.output_alias = 0}; }
+    op_traits traits() const { return {.output_alias = 0, .strings = true}; }
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 };
@@ -113,6 +116,7 @@ struct slice {
         return fields(field("axes", axes), field("starts", starts), field("ends", ends), field("steps", steps));
     }
     int output_alias(std::span<const shape> in) const;
+    op_traits traits() const { return {.strings = true}; }   // moves elements, never reads them
     static bool forward(const std::vector<slice_range>& rs);
     // One range per input dim; throws on inconsistent attributes.
     std::vector<slice_range> ranges(const shape& x) const;
@@ -123,13 +127,14 @@ struct slice {
 // A copy in standard layout.
 struct contiguous {
     static constexpr std::string_view name = "contiguous";
+    op_traits traits() const { return {.strings = true}; }
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape&, std::span<const argument> args) const;
 };
 
 struct identity {
     static constexpr std::string_view name = "identity";
-    op_traits traits() const { return {.output_alias = 0}; }
+    op_traits traits() const { return {.output_alias = 0, .strings = true}; }
     shape compute_shape(std::span<const shape> in) const;
     argument compute(const shape& out, std::span<const argument> args) const;
 };

@@ -149,7 +149,7 @@ struct program_executor::module_state {
         if (staging[i].empty()) staging[i] = argument(want);
         std::size_t n = want.elements(), esize = want.type_bits() / 8;
         const shape& s = a.get_shape();
-        if (is_packed(want.type()) || esize == 0) return a.copy();
+        if (is_packed(want.type()) || esize == 0 || want.type() == dtype::string) return a.copy();
         for (std::size_t k = 0; k < n; ++k) std::memcpy(staging[i].data() + k * esize, a.data() + s.index(k) * esize, esize);
         return staging[i];
     }

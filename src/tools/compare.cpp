@@ -115,11 +115,23 @@ comparison compare_results(const argument& got, const argument& ref, const toler
         c.mismatch = to_string(g.as_standard()) + " but ref gives " + to_string(r.as_standard());
         return c;
     }
+    if (g.type() == dtype::string) {
+        // Strings match exactly; the first differing element is the one described.
+        comparison c;
+        c.tol = tol;
+        auto gs = to_strings(got), rs = to_strings(ref);
+        c.elements = gs.size();
+        for (std::size_t i = 0; i < gs.size(); ++i)
+            if (gs[i] != rs[i] && c.not_close++ == 0)
+                c.mismatch = "element " + index_string(multi_index(r, i)) + " is \"" + gs[i] + "\" but ref gives \"" + rs[i] + "\"";
+        c.pass = c.not_close == 0;
+        return c;
+    }
     return compare_tensors(got, ref, tol);
 }
 
 std::string describe(const comparison& c, const std::string& indent) {
-    if (!c.mismatch.empty()) return indent + "shape: " + c.mismatch + "\n";
+    if (!c.mismatch.empty()) return indent + (c.elements ? "strings: " : "shape: ") + c.mismatch + "\n";
     std::string s = indent + "RMS error " + num(c.rms_error) + " (rms_tol " + num(c.tol.rms_tol) + ")";
     s += ", " + std::to_string(c.not_close) + " of " + std::to_string(c.elements) + " elements not close (atol " +
          num(c.tol.atol) + ", rtol " + num(c.tol.rtol) + ")\n";

@@ -140,8 +140,16 @@ void save_program(const program& p, const saved_program_info& info, const std::s
     std::vector<const literal*> payloads;
     std::string ir = to_json(program_to_value(p, payloads));
     std::vector<section> sections{{"program", "", reinterpret_cast<const std::byte*>(ir.data()), ir.size()}};
-    for (const literal* l : payloads)
-        sections.push_back({"literal", "", l->get_argument().data(), l->get_shape().bytes()});
+    std::vector<std::vector<std::byte>> encoded;   // string literals, which own their bytes elsewhere
+    encoded.reserve(payloads.size());
+    for (const literal* l : payloads) {
+        if (l->get_shape().type() == dtype::string) {
+            encoded.push_back(encode_strings(l->get_argument()));
+            sections.push_back({"literal", "", encoded.back().data(), encoded.back().size()});
+        } else {
+            sections.push_back({"literal", "", l->get_argument().data(), l->get_shape().bytes()});
+        }
+    }
     for (const auto& k : parts.kernels)
         sections.push_back({"kernel", k.name, reinterpret_cast<const std::byte*>(k.code.data()), k.code.size()});
     for (const auto& b : parts.blobs) sections.push_back({"blob", b.name, b.bytes.data(), b.bytes.get_shape().bytes()});
@@ -305,6 +313,7 @@ loaded_program load_program(const std::string& path) {
             r.parts.blobs.push_back({s.name, argument(shape(dtype::uint8, std::vector<std::size_t>{s.size}), const_cast<std::byte*>(s.data), owner)});
     auto payload = [&](std::size_t i, const shape& s) {
         if (i >= literals.size()) fail("literal payload ", i, " is missing (", literals.size(), " literal sections)");
+        if (s.type() == dtype::string) return literal(decode_strings(s, {literals[i]->data, literals[i]->size}));
         if (literals[i]->size != s.bytes())
             fail("literal payload ", i, " has ", literals[i]->size, " bytes, its shape ", to_string(s), " needs ", s.bytes());
         r.mapped_bytes += s.bytes();

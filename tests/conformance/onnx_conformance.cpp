@@ -94,6 +94,12 @@ std::string compare(const argument& got, const argument& want, const options& o)
     const shape& w = want.get_shape();
     if (g.type() != w.type()) return cat("type ", dtype_name(g.type()), ", expected ", dtype_name(w.type()));
     if (g.lens() != w.lens()) return cat("lens ", lens_to_string(g.lens()), ", expected ", lens_to_string(w.lens()));
+    if (g.type() == dtype::string) {
+        auto a = to_strings(got), b = to_strings(want);
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (a[i] != b[i]) return cat("element ", i, ": \"", a[i], "\", expected \"", b[i], "\"");
+        return "";
+    }
     if (!is_float(g.type())) {
         auto a = to_int64s(got), b = to_int64s(want);
         for (std::size_t i = 0; i < a.size(); ++i)

@@ -154,18 +154,21 @@ TEST(OnnxErrors, RawDataSizeMismatch) {
     expect_has(error_of([&] { parse(m); }), {"tensor 'W'", "raw_data has 5 bytes", "needs 24"});
 }
 
-TEST(OnnxErrors, StringTensorsAreNotSupported) {
+// Strings are read, but only string ops take them, and only from string_data.
+TEST(OnnxErrors, StringTensorsReachOnlyStringOps) {
     auto m = relu_model();
     auto* t = m.mutable_graph()->add_initializer();
     t->set_name("names");
     t->set_data_type(onnx::TensorProto::STRING);
     t->add_dims(1);
-    t->add_string_data("a");
-    expect_has(error_of([&] { parse(m); }), {"tensor 'names'", "ONNX type STRING is not supported"});
+    t->set_raw_data("a");
+    expect_has(error_of([&] { parse(m); }), {"tensor 'names'", "keeps its values in string_data"});
 
-    auto m2 = relu_model();
-    add_input(m2, "s", {1}, onnx::TensorProto::STRING);
-    expect_has(error_of([&] { parse(m2); }), {"input 's'", "ONNX type STRING is not supported"});
+    auto m2 = make_model();
+    add_input(m2, "s", {2}, onnx::TensorProto::STRING);
+    add_node(m2, "Relu", "act", {"s"}, {"y"});
+    add_output(m2, "y", {2});
+    expect_has(error_of([&] { parse(m2); }), {"'act'", "input 0 is a string tensor; this op takes numbers"});
 }
 
 TEST(OnnxErrors, InputNotProduced) {

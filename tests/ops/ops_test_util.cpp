@@ -32,7 +32,11 @@ argument make_tensor(const value& t, bool strided) {
     shape s = tensor_shape(t);
     const auto& vals = t.at("data").as_array();
     argument standard;
-    if (is_float(s.type())) {
+    if (s.type() == dtype::string) {
+        std::vector<std::string> d;
+        for (const auto& v : vals) d.push_back(v.as_string());
+        standard = from_strings(s, d);
+    } else if (is_float(s.type())) {
         std::vector<double> d;
         for (const auto& v : vals) d.push_back(v.as_float());
         standard = from_doubles(s, d);
@@ -51,6 +55,10 @@ argument make_tensor(const value& t, bool strided) {
     }
     shape cs(s.type(), s.lens(), strides);
     argument r(cs);
+    if (s.type() == dtype::string) {
+        for (std::size_t i = 0; i < s.elements(); ++i) r.as<std::string>()[cs.index(i)] = standard.as<std::string>()[i];
+        return r;
+    }
     std::size_t esize = s.type_bits() / 8;
     for (std::size_t i = 0; i < s.elements(); ++i)
         std::memcpy(r.data() + cs.index(i) * esize, standard.data() + i * esize, esize);
@@ -121,6 +129,13 @@ std::string compare(const argument& actual, const value& expected, double rtol, 
     if (as.lens() != es.lens())
         return cat("lens ", lens_to_string(as.lens()), ", expected ", lens_to_string(es.lens()));
     const auto& want = expected.at("data").as_array();
+    if (as.type() == dtype::string) {
+        auto got = to_strings(actual);
+        for (std::size_t i = 0; i < got.size(); ++i)
+            if (got[i] != want[i].as_string())
+                return cat("element ", i, ": got \"", got[i], "\", expected \"", want[i].as_string(), "\"");
+        return "";
+    }
     if (!is_float(as.type())) {
         auto got = to_int64s(actual);
         for (std::size_t i = 0; i < got.size(); ++i) {

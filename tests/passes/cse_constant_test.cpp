@@ -27,6 +27,23 @@ TEST(cse, merges_identical_instructions_and_literals) {
     EXPECT_EQ(count_ops(p, "@literal"), 1u);
 }
 
+// String literals merge by their strings, not by the bytes of their std::string objects.
+TEST(cse, merges_equal_string_literals_only) {
+    program p = run_and_check(
+        "module: \"main\"\n"
+        "x = @param:x -> string_type, {2}, {1}\n"
+        "@0 = @literal{\"a\", \"b\"} -> string_type, {2}, {1}\n"
+        "@1 = @literal{\"a\", \"b\"} -> string_type, {2}, {1}\n"
+        "@2 = @literal{\"a\", \"c\"} -> string_type, {2}, {1}\n"
+        "@3 = string_concat(x, @0) -> string_type, {2}, {1}\n"
+        "@4 = string_concat(x, @1) -> string_type, {2}, {1}\n"
+        "@5 = string_concat(x, @2) -> string_type, {2}, {1}\n"
+        "@6 = @return(@3, @4, @5)\n",
+        {eliminate_common_subexpression{}});
+    EXPECT_EQ(count_ops(p, "@literal"), 2u);
+    EXPECT_EQ(count_ops(p, "string_concat"), 2u);
+}
+
 TEST(cse, keeps_different_attributes_and_values_apart) {
     program p = run_and_check(
         "module: \"main\"\n"

@@ -3,7 +3,8 @@
 It uses the C++ conformance runner's lists (tests/conformance): the cases of onnx_skips.txt are
 excluded, those of onnx_expected_failures.txt are expected to fail (an unexpected pass fails the
 suite, so the list may only shrink), and outputs are compared as that runner compares them
-(rtol 1e-3, atol 1e-5; rtol 4e-3 for float16 and 2e-2 for bfloat16 outputs; NaN matches NaN).
+(rtol 1e-3, atol 1e-5; rtol 4e-3 for float16 and 2e-2 for bfloat16 outputs; NaN matches NaN;
+strings exactly).
 So both runners pass exactly the same cases.
 """
 import os
@@ -31,6 +32,11 @@ def assert_close(got, want, index):
         raise AssertionError(f"output {index}: type {got.dtype}, expected {want.dtype}")
     if got.shape != want.shape:
         raise AssertionError(f"output {index}: lens {got.shape}, expected {want.shape}")
+    if want.dtype == object:   # strings: equal, element by element
+        bad = [i for i, (g, w) in enumerate(zip(got.ravel(), want.ravel())) if g != w]
+        if bad:
+            raise AssertionError(f"output {index} element {bad[0]}: {got.ravel()[bad[0]]!r}, expected {want.ravel()[bad[0]]!r}")
+        return
     if got.dtype.name not in FLOAT_TYPES:
         a, b = got.astype(np.int64).ravel(), want.astype(np.int64).ravel()
         bad = np.nonzero(a != b)[0]

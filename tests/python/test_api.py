@@ -423,3 +423,35 @@ def test_sequences_and_optionals_in_and_out():
         assert out["n"] == 3 and bool(out["has"]) == has
     with pytest.raises(kiln.InputError, match="input 's' element 1"):
         p.run({"s": [a, np.zeros(3, np.float32)], "t": t, "o": None})
+
+
+def test_strings_in_and_out():
+    """A string tensor is a numpy object array of str: in (str, bytes, or 'U' arrays) and out, on ref
+    and cpu; a number where a string belongs is an input error naming the input."""
+    nodes = [helper.make_node("StringConcat", ["a", "b"], ["ab"]),
+             helper.make_node("Cast", ["x"], ["xs"], to=TensorProto.STRING),
+             helper.make_node("Equal", ["a", "b"], ["same"])]
+    graph = helper.make_graph(
+        nodes, "strings",
+        [helper.make_tensor_value_info("a", TensorProto.STRING, [2, 2]),
+         helper.make_tensor_value_info("b", TensorProto.STRING, [2]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("ab", TensorProto.STRING, [2, 2]),
+         helper.make_tensor_value_info("xs", TensorProto.STRING, [3]),
+         helper.make_tensor_value_info("same", TensorProto.BOOL, [2, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    a = np.array([["café", "x"], ["", "b"]], object)
+    for target in [t for t in ("ref", "cpu") if t in kiln.built_targets()]:
+        p = kiln.parse_onnx(model.SerializeToString())
+        p.compile(target)
+        for b in (np.array(["!", "b"], object), np.array(["!", "b"]), [b"!", b"b"]):
+            out = p.run({"a": a, "b": b, "x": np.array([0.1, -2.0, np.inf], np.float32)})
+            assert out["ab"].dtype == object
+            assert out["ab"].tolist() == [["café!", "xb"], ["!", "bb"]]
+            assert out["xs"].tolist() == ["0.1", "-2.0", "INF"]
+            assert out["same"].tolist() == [[False, False], [False, True]]
+        with pytest.raises(kiln.InputError, match="'b'"):
+            p.run({"a": a, "b": np.zeros(2, np.float32), "x": np.zeros(3, np.float32)})
+    (got,) = backend.run_node(helper.make_node("StringSplit", ["s"], ["y", "n"], delimiter="-"),
+                              [np.array(["a-b", "c"], object)], opset_version=20)[:1]
+    assert got.tolist() == [["a", "b"], ["c", ""]]

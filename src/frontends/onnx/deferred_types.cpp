@@ -1,6 +1,7 @@
 // The output types of a deferred node (deferred.cpp) whose model declares none. For these ops
-// the dtype and the rank follow from the inputs' types and static lengths (a Pad keeps its
-// input's rank, a ReduceSum drops as many dims as its axes input is long); each dim stays
+// the dtype and the rank follow from the inputs' types and static lengths (a Pad, Transpose or
+// GatherElements keeps its input's rank, a ReduceSum drops as many dims as its axes input is
+// long); each dim stays
 // unknown until the node runs. Other ops, or inputs whose lengths are unknown too, give no type.
 #include <onnx/onnx_pb.h>
 
@@ -48,7 +49,8 @@ std::optional<std::pair<dtype, std::size_t>> dtype_and_rank(const node_info& n, 
         return *a + b;
     };
     std::optional<std::size_t> rank;
-    if (op == "Pad" || op == "Slice" || op == "Tile" || op == "Resize" || op == "CenterCropPad")
+    if (op == "Pad" || op == "Slice" || op == "Tile" || op == "Resize" || op == "CenterCropPad" ||
+        op == "Transpose" || op == "GatherElements" || op == "Concat" || op == "Split" || op == "Identity")
         rank = r;
     else if (op == "TopK")
         return std::pair{k == 0 ? t : dtype::int64, r};

@@ -79,8 +79,15 @@ literal constant_value(const node_info& n, context& ctx) {
         auto v = n.attr_ints("value_ints");
         return literal(shape(dtype::int64, std::vector<std::size_t>{v.size()}), v);
     }
-    if (n.has_attr("value_string") || n.has_attr("value_strings")) fail("string tensors are not supported");
-    fail("no value attribute: expected one of value, sparse_value, value_float(s), value_int(s)");
+    if (n.has_attr("value_string")) {
+        std::vector<std::string> v{n.attr_string("value_string", "")};
+        return literal(from_strings(shape(dtype::string), v));
+    }
+    if (n.has_attr("value_strings")) {
+        auto v = n.attr_strings("value_strings");
+        return literal(from_strings(shape(dtype::string, std::vector<std::size_t>{v.size()}), v));
+    }
+    fail("no value attribute: expected one of value, sparse_value, value_float(s), value_int(s), value_string(s)");
 }
 
 KILN_ONNX_OP("", "Constant", 1, [](const node_info& n, context& ctx, const inputs_t&) -> inputs_t {

@@ -1,5 +1,6 @@
 // ONNX elementwise ops: unary math, binary arithmetic and comparisons (numpy broadcasting is
-// native in kiln's ops), variadic Sum/Mean/Max/Min, Where, Clip, Cast.
+// native in kiln's ops), variadic Sum/Mean/Max/Min, Where, Clip, Cast (Cast and Equal on strings
+// map to the string ops).
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -54,7 +55,11 @@ KILN_ONNX_OP("", "Add", 1, direct("add"))
 KILN_ONNX_OP("", "Sub", 1, direct("sub"))
 KILN_ONNX_OP("", "Mul", 1, direct("mul"))
 KILN_ONNX_OP("", "Div", 1, direct("div"))
-KILN_ONNX_OP("", "Equal", 1, direct("equal"))
+inputs_t equal_op(const node_info&, context& ctx, const inputs_t& in) {
+    bool strings = !in.empty() && in[0]->get_shape().type() == dtype::string;
+    return {ctx.add(strings ? "string_equal" : "equal", in)};
+}
+KILN_ONNX_OP("", "Equal", 1, equal_op)
 KILN_ONNX_OP("", "Greater", 1, direct("greater"))
 KILN_ONNX_OP("", "Less", 1, direct("less"))
 KILN_ONNX_OP("", "GreaterOrEqual", 12, direct("greater_or_equal"))
@@ -165,11 +170,20 @@ value cast_attrs(const node_info& n, dtype to) {
     return a;
 }
 
+// Casts to and from strings are string_convert (its rules are in ops/strings.cpp).
+instruction_ref cast_to(const node_info& n, context& ctx, instruction_ref x, dtype to) {
+    dtype from = x->get_shape().type();
+    if (from == dtype::string && to == dtype::string) return x;
+    if (from == dtype::string || to == dtype::string)
+        return ctx.add("string_convert", value{{"target_type", std::string(dtype_name(to))}}, {x});
+    return ctx.add("convert", cast_attrs(n, to), {x});
+}
+
 KILN_ONNX_OP("", "Cast", 1, [](const node_info& n, context& ctx, const inputs_t& in) -> inputs_t {
-    return {ctx.add("convert", cast_attrs(n, onnx_dtype(static_cast<int>(n.attr_int("to", 0)))), in)};
+    return {cast_to(n, ctx, in.at(0), onnx_dtype(static_cast<int>(n.attr_int("to", 0))))};
 })
 KILN_ONNX_OP("", "CastLike", 15, [](const node_info& n, context& ctx, const inputs_t& in) -> inputs_t {
-    return {ctx.add("convert", cast_attrs(n, in.at(1)->get_shape().type()), {in.at(0)})};
+    return {cast_to(n, ctx, in.at(0), in.at(1)->get_shape().type())};
 })
 
 }  // namespace

@@ -2,6 +2,7 @@
 // ScatterND, TopK, Range, NonZero and OneHot. The attributes map one to one; inputs that kiln's
 // ops take as attributes (TopK's K, OneHot's depth) must be constants.
 #include "core/error.hpp"
+#include "core/reflect.hpp"
 #include "frontends/onnx/context.hpp"
 
 namespace kiln::onnx_fe {
@@ -36,9 +37,19 @@ KILN_ONNX_OP("", "ScatterND", 11, [](const node_info& n, context& ctx, const inp
     return {ctx.add("scatternd", value{{"reduction", n.attr_string("reduction", "none")}}, in)};
 })
 
-KILN_ONNX_OP("", "Range", 11, [](const node_info&, context& ctx, const inputs_t& in) -> inputs_t {
-    return {ctx.add("range", in)};
-})
+// Range takes scalars; a one-element 1-D input, which ONNX's own AffineGrid function body passes
+// (its 3-D branch splits the size into [1] pieces) and onnx's reference accepts, is read as its
+// element.
+inputs_t range(const node_info&, context& ctx, const inputs_t& in) {
+    inputs_t args;
+    for (auto x : in) {
+        const shape& s = x->get_shape();
+        bool one = s.is_tensor() && !s.dynamic() && s.ndim() == 1 && s.lens()[0] == 1;
+        args.push_back(one ? ctx.add("squeeze", value{{"axes", to_value(std::vector<std::int64_t>{0})}}, {x}) : x);
+    }
+    return {ctx.add("range", args)};
+}
+KILN_ONNX_OP("", "Range", 11, range)
 KILN_ONNX_OP("", "NonZero", 9, [](const node_info&, context& ctx, const inputs_t& in) -> inputs_t {
     return {ctx.add("nonzero", in)};
 })

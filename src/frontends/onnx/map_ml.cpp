@@ -1,7 +1,7 @@
 // ai.onnx.ml ops composed from kiln ops: Binarizer (1 where x > threshold, else 0, in x's type)
 // and ArrayFeatureExtractor (the last axis gathered at the flattened indices; a 1-D input gives
 // one row, as ONNX's reference and ONNX Runtime do). TreeEnsemble and TfIdfVectorizer (an
-// ai.onnx op of the same kind) map onto kiln ops of their own.
+// ai.onnx op of the same kind) map onto kiln ops of their own; LabelEncoder is in map_string.cpp.
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
@@ -83,19 +83,18 @@ inputs_t tree_ensemble(const node_info& n, context& ctx, const inputs_t& in) {
 }
 KILN_ONNX_OP("ai.onnx.ml", "TreeEnsemble", 5, tree_ensemble)
 
-// TfIdfVectorizer (ai.onnx) over integer tokens; string pools need string tensors, which kiln
-// does not have.
+// TfIdfVectorizer (ai.onnx) over integer tokens (pool_int64s) or string tokens (pool_strings).
 inputs_t tfidf_vectorizer(const node_info& n, context& ctx, const inputs_t& in) {
     n.expect_inputs(1, 1);
-    if (n.has_attr("pool_strings")) fail("pool_strings is not supported: kiln has no string tensors (use pool_int64s)");
     value a = value_object{};
+    if (n.has_attr("pool_strings")) a.set("pool_strings", to_value(n.attr_strings("pool_strings")));
     a.set("min_gram", n.attr_int("min_gram_length", 1));
     a.set("max_gram", n.attr_int("max_gram_length", 1));
     a.set("max_skip", n.attr_int("max_skip_count", 0));
     a.set("mode", n.attr_string("mode", "TF"));
     a.set("ngram_counts", to_value(n.attr_ints("ngram_counts")));
     a.set("ngram_indexes", to_value(n.attr_ints("ngram_indexes")));
-    a.set("pool", to_value(n.attr_ints("pool_int64s")));
+    if (n.has_attr("pool_int64s")) a.set("pool", to_value(n.attr_ints("pool_int64s")));
     a.set("weights", to_value(n.attr_floats("weights")));
     return {ctx.add("tfidf_vectorizer", a, {in.at(0)})};
 }

@@ -89,9 +89,21 @@ inputs_t map_sequence_at(const node_info& n, context& ctx, const inputs_t& in) {
     return {add(n, ctx, "sequence_at", value(), in)};
 }
 
+// A tensor inserted into a sequence that SequenceEmpty just made is a sequence of that one tensor
+// (the only valid position is 0): its element type comes from the tensor, not from SequenceEmpty,
+// which gives a type but no shape, so SequenceAt and ConcatFromSequence can read it later.
 inputs_t map_sequence_insert(const node_info& n, context& ctx, const inputs_t& in) {
     n.expect_inputs(2, 3);
-    return {add(n, ctx, "sequence_insert", value(), present(ctx, in))};
+    inputs_t args = present(ctx, in);
+    bool at_start = args.size() == 2 || (ctx.is_constant(args[2]) && ctx.constant_ints(args[2], "input 2 (position)") ==
+                                                                         std::vector<std::int64_t>{0});
+    if (args[0]->name() == "sequence_empty" && at_start && args[1]->get_shape().is_tensor()) {
+        dtype want = args[0]->get_shape().element().type();
+        if (args[1]->get_shape().type() != want)
+            fail("input 1 is ", dtype_name(args[1]->get_shape().type()), " but the sequence holds ", dtype_name(want));
+        return {add(n, ctx, "sequence_construct", value(), {args[1]})};
+    }
+    return {add(n, ctx, "sequence_insert", value(), args)};
 }
 
 inputs_t map_sequence_erase(const node_info& n, context& ctx, const inputs_t& in) {

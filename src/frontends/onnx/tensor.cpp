@@ -23,6 +23,7 @@ dtype onnx_dtype(int code) {
     case 5: return dtype::int16;
     case 6: return dtype::int32;
     case 7: return dtype::int64;
+    case 8: return dtype::string;
     case 9: return dtype::bool_;
     case 10: return dtype::float16;
     case 11: return dtype::float64;
@@ -169,6 +170,15 @@ literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_di
         check_tensor_bytes(s);
     } catch (const error& e) {
         fail("tensor '", t.name(), "': ", e.what());
+    }
+    if (type == dtype::string) {
+        // Strings live in string_data only (the spec allows neither raw_data nor external data).
+        if (t.has_raw_data() || t.data_location() == onnx::TensorProto::EXTERNAL)
+            fail("tensor '", t.name(), "': a STRING tensor keeps its values in string_data");
+        if (static_cast<std::size_t>(t.string_data_size()) != s.elements())
+            fail("tensor '", t.name(), "': ", t.string_data_size(), " strings for ", s.elements(), " elements");
+        std::vector<std::string> vals(t.string_data().begin(), t.string_data().end());
+        return literal(from_strings(s, vals));
     }
     std::size_t bytes = s.bytes();
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {

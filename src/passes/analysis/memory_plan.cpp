@@ -32,9 +32,11 @@ bool has_dynamic(const shape& s) {
     return s.dynamic() || std::any_of(s.sub_shapes().begin(), s.sub_shapes().end(), has_dynamic);
 }
 
-// Sequences and optionals hold a data-dependent number of buffers, which their ops pass along.
+// Sequences and optionals hold a data-dependent number of buffers, which their ops pass along;
+// strings own heap memory of data-dependent size.
 bool has_container(const shape& s) {
-    return s.is_sequence() || s.is_optional() || std::any_of(s.sub_shapes().begin(), s.sub_shapes().end(), has_container);
+    return s.is_sequence() || s.is_optional() || s.type() == dtype::string ||
+           std::any_of(s.sub_shapes().begin(), s.sub_shapes().end(), has_container);
 }
 
 struct liveness {
@@ -50,7 +52,7 @@ liveness analyse(const module& m) {
     for (const auto& ins : m) {
         l.index[&ins] = k;
         if (has_container(ins.get_shape()))
-            fail("plan_memory: ", describe(m, ins), " holds a sequence or optional; memory is planned for tensors");
+            fail("plan_memory: ", describe(m, ins), " holds a sequence, optional or strings; memory is planned for numeric tensors");
         int alias = ins.get_operator().traits().builtin ? -1 : alias_of(ins);
         l.root[&ins] = alias >= 0 ? l.root.at(&*ins.inputs()[static_cast<std::size_t>(alias)]) : &ins;
         if (!ins.get_operator().traits().builtin && alias < 0) {

@@ -13,6 +13,9 @@ std::size_t combine(std::size_t h, std::size_t v) { return h ^ (v + 0x9e3779b97f
 std::size_t literal_hash(const instruction& ins) {
     const argument& a = ins.get_literal().get_argument();
     std::size_t h = std::hash<std::string>{}(to_string(ins.get_shape()));
+    // A string tensor's bytes are std::string objects (pointers); its first string stands in.
+    if (ins.get_shape().type() == dtype::string)
+        return combine(h, ins.get_shape().elements() ? std::hash<std::string>{}(*a.as<std::string>()) : 0);
     // Hashing a prefix is enough to spread buckets; equality compares every value.
     std::size_t n = std::min<std::size_t>(ins.get_shape().bytes(), 256);
     return combine(h, std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(a.data()), n)));

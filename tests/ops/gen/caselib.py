@@ -50,6 +50,8 @@ def tensor(arr, type=None):
     """A tensor with data. `type` overrides the name (e.g. "int4" for values held in int8)."""
     arr = np.asarray(arr)
     flat = arr.reshape(-1)
+    if arr.dtype.kind in "OUS":   # strings (numpy object, str or bytes arrays)
+        return {"type": type or "string", "lens": list(arr.shape), "data": [str(v) for v in flat]}
     if arr.dtype.kind == "V" or type_name(arr.dtype) in ("bfloat16", "float8e4m3fn", "float8e5m2"):
         flat = flat.astype(np.float64)
     return {"type": type or type_name(arr.dtype), "lens": list(arr.shape), "data": [_num(v) for v in flat]}

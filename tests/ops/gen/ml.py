@@ -83,7 +83,23 @@ tfidf("idf_weights", tokens[0].astype(np.int64), "IDF", 1, 2, 1, [0, 4], [0, 1, 
       weights=[0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4])
 tfidf("tfidf_shared_columns", tokens, "TFIDF", 1, 2, 3, [0, 4], [0, 1, 2, 0, 3, 4, 3, 5], pool,
       weights=[1, 2, 3, 4, 5, 6])
-cases.append(error_case("tfidf_float_input", "tfidf_vectorizer", [shape_only("float32", [3])], "expected int32 or int64",
+# String tokens: the same counting over pool_strings (a repeated pool string is one token).
+words = np.array(["the", "cat", "sat", "on", "the", "mat", "dog", "sat", "the", "cat", "x", ""], object)
+spool = ["the", "cat", "sat", "mat", "the", "cat", "cat", "sat", "on", "the"]   # 4 unigrams, then 3 bigrams
+for name, x, mode, mn, mx, skip, w in [("strings_tf_skip1", words, "TF", 1, 2, 1, None),
+                                        ("strings_tfidf_2d", words.reshape(2, 6), "TFIDF", 1, 2, 2,
+                                         [1, 2, 3, 4, 5, 6, 7])]:
+    attrs = dict(mode=mode, min_gram_length=mn, max_gram_length=mx, max_skip_count=skip, ngram_counts=[0, 4],
+                 ngram_indexes=list(range(7)), pool_strings=spool)
+    if w is not None:
+        attrs["weights"] = w
+    (y,) = run_node("TfIdfVectorizer", [x], opset=9, **attrs)
+    cases.append(case(name, "tfidf_vectorizer", [tensor(x)], [tensor(y)],
+                      dict(mode=mode, min_gram=mn, max_gram=mx, max_skip=skip, ngram_counts=[0, 4],
+                           ngram_indexes=list(range(7)), pool_strings=spool, weights=w or [])))
+cases.append(error_case("tfidf_strings_without_pool", "tfidf_vectorizer", [shape_only("string", [3])],
+                        "string tokens need pool_strings", dict(ngram_counts=[0], ngram_indexes=[0], pool=[1])))
+cases.append(error_case("tfidf_float_input", "tfidf_vectorizer", [shape_only("float32", [3])], "expected int32, int64 or string",
                         dict(ngram_counts=[0], ngram_indexes=[0], pool=[1])))
 cases.append(error_case("tfidf_bad_counts", "tfidf_vectorizer", [shape_only("int64", [3])], "not a whole number of 2-grams",
                         dict(max_gram=2, ngram_counts=[0, 1], ngram_indexes=[0, 1], pool=[1, 2, 3, 4])))
