@@ -200,6 +200,37 @@ b = @param:b -> float_type, {16, 1, 1}
     EXPECT_LT(std::sqrt(err / norm), native ? 2e-2 : 1e-5);
 }
 
+// Every attention variant runs on oneDNN (none on the reference compute): causal with an offset,
+// softcap, bool and float masks that broadcast, grouped-query heads (q 4 heads over k/v 2), and
+// a bool mask with rows of no key at all (zeros, as ref).
+TEST(cpu_target, attention_variants_on_onednn) {
+    struct variant {
+        const char* attrs;
+        const char* q;
+        const char* kv;
+        const char* mask;   // empty: none
+    };
+    const variant variants[] = {
+        {"scale=0,is_causal=true,causal_offset=0,softcap=0", "{2, 4, 6, 8}", "{2, 4, 6, 8}", ""},
+        {"scale=0,is_causal=true,causal_offset=2,softcap=0", "{1, 2, 4, 8}", "{1, 2, 7, 8}", ""},
+        {"scale=0.2,is_causal=false,causal_offset=0,softcap=1.5", "{1, 2, 5, 8}", "{1, 2, 9, 8}", ""},
+        {"scale=0,is_causal=false,causal_offset=0,softcap=0", "{2, 2, 5, 8}", "{2, 2, 9, 8}", "bool_type, {2, 1, 5, 9}"},
+        {"scale=0,is_causal=true,causal_offset=0,softcap=2", "{2, 2, 5, 8}", "{2, 2, 5, 8}", "bool_type, {5, 5}"},
+        {"scale=0,is_causal=true,causal_offset=0,softcap=0", "{1, 4, 5, 8}", "{1, 2, 5, 8}", "float_type, {1, 4, 5, 5}"},
+        {"scale=0,is_causal=false,causal_offset=0,softcap=0", "{2, 6, 3, 8}", "{2, 1, 7, 8}", "bool_type, {7}"},
+    };
+    for (const auto& v : variants) {
+        SCOPED_TRACE(std::string(v.attrs) + " q " + v.q + " kv " + v.kv + " mask " + v.mask);
+        std::string text = std::string("module: \"main\"\nq = @param:q -> float_type, ") + v.q +
+                           "\nk = @param:k -> float_type, " + v.kv + "\nv = @param:v -> float_type, " + v.kv + "\n";
+        if (*v.mask) text += std::string("m = @param:m -> ") + v.mask + "\n";
+        text += std::string("@0 = attention[") + v.attrs + "](q,k,v" + (*v.mask ? ",m" : "") + ")\n@1 = @return(@0)\n";
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "onednn: 1 instruction (attention 1)")) << ::testing::PrintToString(placement);
+        EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
+    }
+}
+
 // A reshape of a transposed value is a copy in row-major order: oneDNN's reorder.
 TEST(cpu_target, reshape_copies_on_onednn) {
     const std::string text = R"(module: "main"

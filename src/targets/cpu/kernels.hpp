@@ -75,6 +75,9 @@ bool native_precision(compute_precision p);
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);
 // oneDNN's kernels for attention, layer norm and softmax (onednn_transformer.cpp).
 host_kernel make_onednn_transformer_kernel(const instruction& ins, cpu_context& ctx);
+namespace ops { struct attention; }
+// Every attention variant in float32: masks, causal, softcap, grouped heads (onednn_attention.cpp).
+host_kernel onednn_attention_kernel(const ops::attention& op, const instruction& ins, cpu_context& ctx);
 // Lets consecutive oneDNN primitives pass their blocked layouts on (no reorder between them) where
 // every user of a result is a primitive reading it in that layout, and the layout fits its buffer.
 // Then the arena holds that result in oneDNN's layout: only those primitives read it.

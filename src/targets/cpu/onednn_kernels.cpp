@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "ops/attention.hpp"
 #include "ops/convolution.hpp"
 #include "ops/gemm.hpp"
 #include "ops/pooling.hpp"
@@ -427,10 +428,13 @@ host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_c
 
 bool supported_types(const instruction& ins) {
     if (!dnnl_type(ins.get_shape().type())) return false;
-    for (auto in : ins.inputs())
-        if (in->get_shape().is_tuple() || in->get_shape().dynamic() || !dnnl_type(in->get_shape().type()) ||
-            in->get_shape().elements() == 0)
+    bool attention = ins.get_operator().get_if<ops::attention>() != nullptr;
+    for (std::size_t i = 0; i < ins.inputs().size(); ++i) {
+        const shape& s = ins.inputs()[i]->get_shape();
+        bool bool_mask = attention && i == 3 && s.type() == dtype::bool_;   // converted to a float bias
+        if (s.is_tuple() || s.dynamic() || (!dnnl_type(s.type()) && !bool_mask) || s.elements() == 0)
             return false;   // empty tensors: the reference handles them
+    }
     return !ins.get_shape().dynamic() && ins.get_shape().elements() > 0;
 }
 
