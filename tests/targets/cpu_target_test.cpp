@@ -7,6 +7,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/error.hpp"
 #include "core/random.hpp"
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
@@ -228,6 +229,37 @@ TEST(cpu_target, attention_variants_on_onednn) {
         auto placement = check_against_ref(text);
         EXPECT_TRUE(placed(placement, "onednn: 1 instruction (attention 1)")) << ::testing::PrintToString(placement);
         EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
+    }
+}
+
+// Gather as row copies on any axis, int64 and int32 indices (random in [-4, 4]: negative ones
+// wrap); an index out of range is the reference's error, naming the instruction.
+TEST(cpu_target, gather_copies_rows) {
+    for (const char* c : {"float_type, {9, 6}|int64_type, {2, 3}|0", "float_type, {3, 7, 4}|int32_type, {5}|1",
+                          "half_type, {2, 3, 8}|int64_type, {4, 2}|-1", "int64_type, {8}|int64_type, {}|0"}) {
+        std::string spec = c;
+        auto bar1 = spec.find('|'), bar2 = spec.rfind('|');
+        std::string text = "module: \"main\"\nx = @param:x -> " + spec.substr(0, bar1) + "\ni = @param:i -> " +
+                           spec.substr(bar1 + 1, bar2 - bar1 - 1) + "\n@0 = gather[axis=" + spec.substr(bar2 + 1) +
+                           "](x,i)\n@1 = @return(@0)\n";
+        SCOPED_TRACE(text);
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "row copies: 1 instruction (gather 1)")) << ::testing::PrintToString(placement);
+    }
+    auto exe = make_target("cpu")->compile(parse_text(R"(module: "main"
+x = @param:x -> float_type, {4, 3}
+i = @param:i -> int64_type, {2}
+@0 = gather[axis=0](x,i)
+@1 = @return(@0)
+)"));
+    argument idx(shape(dtype::int64, std::vector<std::size_t>{2}));
+    idx.as<std::int64_t>()[0] = 1, idx.as<std::int64_t>()[1] = 4;
+    try {
+        exe->run({{"x", random_argument(shape(dtype::float32, std::vector<std::size_t>{4, 3}), 0, 0)}, {"i", idx}});
+        ADD_FAILURE() << "no error for index 4 of a dim of 4";
+    } catch (const error& e) {
+        EXPECT_NE(std::string(e.what()).find("gather"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("index 4"), std::string::npos) << e.what();
     }
 }
 

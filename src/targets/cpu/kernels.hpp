@@ -71,6 +71,8 @@ struct cpu_context {
 // bf16, AVX512-FP16 for fp16); where not, the cpu target computes in float32.
 bool native_precision(compute_precision p);
 
+// Gather as row copies (gather_kernel.cpp); none for other instructions.
+cpu_kernel make_gather_kernel(const instruction& ins);
 // Builds the instruction's kernel (primitives created and weights reordered now, once).
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);
 // oneDNN's kernels for attention, layer norm and softmax (onednn_transformer.cpp).

@@ -504,6 +504,7 @@ void keep_blocked_layouts(const module& m, cpu_context& ctx) {
 
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx) {
     if (auto k = make_onednn_kernel(ins, ctx); k.run) return k;
+    if (auto k = make_gather_kernel(ins); k.run) return k;
     return ctx.pointwise.add(ins);
 }
 
