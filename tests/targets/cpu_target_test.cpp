@@ -101,6 +101,50 @@ b = @param:b -> float_type, {16, 1, 1}
     EXPECT_TRUE(placed(placement, "onednn: 3 instructions")) << ::testing::PrintToString(placement);
 }
 
+// An observer sees the blocked intermediates of a convolution chain as logical tensors: every
+// value run_observed passes matches ref's value of the same instruction (what verify and dumps
+// compare); read raw, the blocked layout would put the channels in another order.
+TEST(cpu_target, observed_values_are_logical_tensors) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {1, 16, 12, 12}
+w1 = @param:w1 -> float_type, {16, 16, 3, 3}
+w2 = @param:w2 -> float_type, {16, 16, 3, 3}
+w3 = @param:w3 -> float_type, {16, 16, 3, 3}
+@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w1)
+@1 = relu(@0)
+@2 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@1,w2)
+@3 = relu(@2)
+@4 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@3,w3)
+@5 = @return(@4)
+)";
+    param_map in;
+    std::size_t k = 0;
+    for (const char* name : {"x", "w1", "w2", "w3"}) {
+        shape s = std::string(name) == "x" ? shape(dtype::float32, std::vector<std::size_t>{1, 16, 12, 12})
+                                           : shape(dtype::float32, std::vector<std::size_t>{16, 16, 3, 3});
+        in[name] = random_argument(s, 0, k++);
+    }
+    auto cpu = make_target("cpu")->compile(parse_text(text));
+    // ref runs the lowered program, so both observe the same instructions (fused epilogues).
+    auto ref = make_target("ref")->compile(cpu->get_program().clone(), {.optimize = false});
+    std::vector<std::vector<double>> want;
+    ref->run_observed(in, [&](const instruction& ins, const argument& a, double) {
+        if (ins.get_shape().elements() == 16 * 144) want.push_back(to_doubles(a));
+    });
+    std::vector<std::vector<double>> got;
+    cpu->run_observed(in, [&](const instruction& ins, const argument& a, double) {
+        if (ins.get_shape().elements() == 16 * 144) got.push_back(to_doubles(a));
+    });
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_GE(got.size(), 4u);   // x and the three convolutions
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        SCOPED_TRACE("value " + std::to_string(i));
+        ASSERT_EQ(got[i].size(), want[i].size());
+        for (std::size_t e = 0; e < want[i].size(); ++e)
+            ASSERT_NEAR(got[i][e], want[i][e], 1e-4 + 1e-4 * std::abs(want[i][e])) << "element " << e;
+    }
+}
+
 // An epilogue op oneDNN has no post-op for (div) stays out of the epilogue (the fusion policy) and
 // runs as generated code; nothing falls to the reference computes.
 TEST(cpu_target, epilogue_takes_only_post_ops) {

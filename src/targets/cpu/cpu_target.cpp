@@ -129,9 +129,14 @@ public:
         omp_set_num_threads(static_cast<int>(ctx_.threads));   // per calling thread
         return exec_->run(inputs);
     }
+    // The observer sees every value in kiln's layout (blocked intermediates reordered after their
+    // time is taken), so what it compares or dumps is the logical tensor.
     std::vector<argument> run_observed(const param_map& inputs, const instruction_observer& observe) override {
         omp_set_num_threads(static_cast<int>(ctx_.threads));
-        return exec_->run(inputs, &observe);
+        instruction_observer logical = [&](const instruction& ins, const argument& value, double ms) {
+            observe(ins, logical_value(ctx_, ins, value), ms);
+        };
+        return exec_->run(inputs, &logical);
     }
 
 private:

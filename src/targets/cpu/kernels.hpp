@@ -84,6 +84,9 @@ host_kernel onednn_attention_kernel(const ops::attention& op, const instruction&
 // every user of a result is a primitive reading it in that layout, and the layout fits its buffer.
 // Then the arena holds that result in oneDNN's layout: only those primitives read it.
 void keep_blocked_layouts(const module& m, cpu_context& ctx);
+// An instruction's value as kiln's layout: `value` itself, or, where keep_blocked_layouts left the
+// instruction writing a blocked layout, a copy reordered from it (for observers: verify, dumps).
+argument logical_value(cpu_context& ctx, const instruction& ins, const argument& value);
 // oneDNN's part of it: convolution, matmul, pooling and the epilogues its post-ops express.
 cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx);
 

@@ -147,6 +147,10 @@ public:
     std::optional<memory::desc> blocked_output() const {
         return from_inner_ ? std::optional(out_inner_.get_desc()) : std::nullopt;
     }
+    // The blocked layout this kernel writes into its planned buffer, if it does.
+    std::optional<memory::desc> written_blocked() const {
+        return direct_ ? std::optional(out_inner_.get_desc()) : std::nullopt;
+    }
     void write_blocked() {
         out_inner_ = memory(out_inner_.get_desc(), ctx_.dnnl->engine, nullptr);
         exec_args_[DNNL_ARG_DST] = out_inner_;
@@ -500,6 +504,17 @@ void keep_blocked_layouts(const module& m, cpu_context& ctx) {
             for (std::size_t i = 0; i < user->inputs().size(); ++i)
                 if (&*user->inputs()[i] == &ins) kernels.at(&*user)->read_blocked(static_cast<int>(i), d);
     }
+}
+
+argument logical_value(cpu_context& ctx, const instruction& ins, const argument& value) {
+    auto k = ctx.dnnl->kernels.find(&ins);
+    if (k == ctx.dnnl->kernels.end() || !k->second->written_blocked()) return value;
+    argument plain(ins.get_shape());
+    auto& eng = ctx.dnnl->engine;
+    memory from(*k->second->written_blocked(), eng, value.data()), to(plain_desc(ins.get_shape()), eng, plain.data());
+    dnnl::reorder(from, to).execute(ctx.dnnl->stream, from, to);
+    ctx.dnnl->stream.wait();
+    return plain;
 }
 
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx) {
