@@ -12,6 +12,7 @@
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
 #include "tools/saved_program.hpp"
+#include "tools/verify.hpp"
 
 namespace kiln {
 namespace {
@@ -143,6 +144,34 @@ w3 = @param:w3 -> float_type, {16, 16, 3, 3}
         for (std::size_t e = 0; e < want[i].size(); ++e)
             ASSERT_NEAR(got[i][e], want[i][e], 1e-4 + 1e-4 * std::abs(want[i][e])) << "element " << e;
     }
+}
+
+// verify --bisect on cpu with zero tolerances (so float rounding fails every convolution): the
+// first convolution is found, and the error it reports is rounding (a prefix's output is a
+// logical tensor even where the full program keeps that value blocked).
+TEST(cpu_target, bisect_finds_the_first_convolution) {
+    program p = parse_text(R"(module: "main"
+x = @param:x -> float_type, {1, 16, 12, 12}
+w1 = @param:w1 -> float_type, {16, 16, 3, 3}
+w2 = @param:w2 -> float_type, {16, 16, 3, 3}
+@0 = relu(x)
+@1 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@0,w1)
+@2 = relu(@1)
+@3 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@2,w2)
+@4 = @return(@3)
+)");
+    param_map in{{"x", random_argument(shape(dtype::float32, std::vector<std::size_t>{1, 16, 12, 12}), 0, 0)},
+                 {"w1", random_argument(shape(dtype::float32, std::vector<std::size_t>{16, 16, 3, 3}), 0, 1)},
+                 {"w2", random_argument(shape(dtype::float32, std::vector<std::size_t>{16, 16, 3, 3}), 0, 2)}};
+    verify_options o;
+    auto cpu = make_target("cpu");
+    EXPECT_TRUE(verify_program(p, *cpu, in, o).pass);
+    o.tolerances.rms_tol = 0, o.tolerances.atol = 0, o.tolerances.rtol = 0;
+    bisect_result b = bisect_program(p, *cpu, in, o);
+    ASSERT_TRUE(b.found);
+    EXPECT_NE(b.instruction.find("convolution"), std::string::npos) << b.instruction;
+    EXPECT_NE(b.inputs.at(1).find("w1"), std::string::npos) << b.inputs.at(1);
+    EXPECT_LT(b.cmp.rms_error, 1e-5);
 }
 
 // An epilogue op oneDNN has no post-op for (div) stays out of the epilogue (the fusion policy) and
