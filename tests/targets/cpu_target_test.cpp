@@ -305,6 +305,69 @@ TEST(cpu_target, attention_variants_on_onednn) {
     }
 }
 
+// fused_reduce regions as generated code: (x - max)^2 / sum((x - max)^2) over a middle axis (three
+// passes per lane; softmax itself is recognized and runs on oneDNN), a
+// mean over two axes without keepdims of a broadcast expression, each reduction kind over the last
+// axis with a pointwise consumer, and a mean and variance whose mean (no keepdims) is broadcast
+// back over the row. None runs on the reference computes.
+TEST(cpu_target, fused_reduce_regions_run_as_generated_code) {
+    const char* programs[] = {
+        R"(module: "main"
+x = @param:x -> float_type, {4, 37, 5}
+@0 = reduce_max[axes={1}](x)
+@1 = multibroadcast[out_lens={4, 37, 5}](@0)
+@2 = sub(x,@1)
+@3 = mul(@2,@2)
+@4 = reduce_sum[axes={1}](@3)
+@5 = multibroadcast[out_lens={4, 37, 5}](@4)
+@6 = div(@3,@5)
+@7 = @return(@6)
+)",
+        R"(module: "main"
+x = @param:x -> float_type, {3, 4, 5, 6}
+b = @param:b -> float_type, {6}
+@0 = mul(x,x)
+@1 = multibroadcast[out_lens={3, 4, 5, 6}](b)
+@2 = add(@0,@1)
+@3 = reduce_mean[axes={1, 2},keepdims=false](@2)
+@4 = @return(@3)
+)",
+        R"(module: "main"
+x = @param:x -> float_type, {2, 3, 5}
+x0 = @param:x0 -> float_type, {2, 5}
+@0 = reduce_mean[axes={-1},keepdims=false](x0)
+@1 = broadcast[axis=0,out_lens={2, 5}](@0)
+@2 = sub(x0,@1)
+@3 = mul(@2,@2)
+@4 = reduce_mean[axes={1},keepdims=false](@3)
+@5 = rsqrt(@4)
+@6 = reduce_sum[axes={2}](x)
+@7 = @return(@5,@6)
+)",
+    };
+    for (const char* text : programs) {
+        SCOPED_TRACE(text);
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "generated code")) << ::testing::PrintToString(placement);
+        EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
+    }
+    for (const char* reduce : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1",
+                               "reduce_l2", "reduce_sum_square", "reduce_log_sum"}) {
+        std::string text = std::string(R"(module: "main"
+x = @param:x -> float_type, {6, 7}
+@0 = abs(x)
+@1 = )") + reduce + R"([axes={-1}](@0)
+@2 = @literal{2} -> float_type, {}
+@3 = multibroadcast[out_lens={6, 1}](@2)
+@4 = mul(@1,@3)
+@5 = @return(@4)
+)";
+        SCOPED_TRACE(text);
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "generated code: 1 instruction (fused_reduce 1)")) << ::testing::PrintToString(placement);
+    }
+}
+
 // Gather as row copies on any axis, int64 and int32 indices (random in [-4, 4]: negative ones
 // wrap); an index out of range is the reference's error, naming the instruction.
 TEST(cpu_target, gather_copies_rows) {

@@ -53,6 +53,10 @@ private:
     std::size_t cache_hits_ = 0;
 };
 
+// The function computing a float32 fused_reduce region (reduce_codegen.cpp), its operands added
+// to `leaves`; empty when the region cannot be generated.
+std::string generate_fused_reduce(const instruction& ins, const std::string& fn, std::vector<pointwise_library::leaf>& leaves);
+
 struct cpu_context {
     explicit cpu_context(std::size_t threads);
     ~cpu_context();
