@@ -368,6 +368,25 @@ x = @param:x -> float_type, {6, 7}
     }
 }
 
+// A NaN anywhere in a row makes its max and min NaN, as in ref (the vector lanes' max alone would
+// drop it); other rows are unaffected.
+TEST(cpu_target, fused_reduce_max_min_propagate_nan) {
+    for (const char* reduce : {"reduce_max", "reduce_min"}) {
+        auto exe = make_target("cpu")->compile(parse_text(std::string(R"(module: "main"
+x = @param:x -> float_type, {3, 40}
+@0 = )") + reduce + R"([axes={1}](x)
+@1 = neg(@0)
+@2 = @return(@1)
+)"));
+        argument x = random_argument(shape(dtype::float32, std::vector<std::size_t>{3, 40}), 0, 0);
+        x.as<float>()[40 + 17] = std::nanf("");
+        auto y = to_doubles(exe->run({{"x", x}}).at(0));
+        EXPECT_FALSE(std::isnan(y[0])) << reduce;
+        EXPECT_TRUE(std::isnan(y[1])) << reduce;
+        EXPECT_FALSE(std::isnan(y[2])) << reduce;
+    }
+}
+
 // Gather as row copies on any axis, int64 and int32 indices (random in [-4, 4]: negative ones
 // wrap); an index out of range is the reference's error, naming the instruction.
 TEST(cpu_target, gather_copies_rows) {

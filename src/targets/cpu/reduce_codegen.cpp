@@ -41,11 +41,13 @@ std::optional<reduction_code> reduction_of(std::string_view name) {
     if (name == "reduce_l2") return reduction_code{"double", "0", "+", "acc += (double)v * v;", "(float)sqrt(acc)"};
     if (name == "reduce_log_sum") return reduction_code{"double", "0", "+", "acc += v;", "(float)log(acc)"};
     if (name == "reduce_prod") return reduction_code{"double", "1", "*", "acc *= v;", "(float)acc"};
-    // NaN propagates: once acc is NaN the comparison keeps it, and a NaN v replaces acc.
+    // NaN propagates (as ref): a flag reduced beside acc, since the vector lanes' max drops NaN.
     if (name == "reduce_max")
-        return reduction_code{"float", "-__builtin_inff()", "max", "acc = (v > acc || v != v) ? v : acc;", "acc"};
+        return reduction_code{"float", "-__builtin_inff()", "max", "acc = v > acc ? v : acc; accnan |= v != v;",
+                              "accnan ? __builtin_nanf(\"\") : acc"};
     if (name == "reduce_min")
-        return reduction_code{"float", "__builtin_inff()", "min", "acc = (v < acc || v != v) ? v : acc;", "acc"};
+        return reduction_code{"float", "__builtin_inff()", "min", "acc = v < acc ? v : acc; accnan |= v != v;",
+                              "accnan ? __builtin_nanf(\"\") : acc"};
     return std::nullopt;   // reduce_log_sum_exp and others: the reference runs the region
 }
 
@@ -212,10 +214,13 @@ private:
         add = replace(add, "VALUE", name(in));
         std::string end = replace(replace(code->end, "acc", acc), "N", std::to_string(n_) + ".0");
         lane_code_ += std::string("        ") + code->acc_type + " " + acc + " = " + code->init + ";\n";
+        bool nan = add.find(acc + "nan") != std::string::npos;
+        if (nan) lane_code_ += "        int " + acc + "nan = 0;\n";
         if (is_lane(in)) {   // constant along r: n equal values
-            lane_code_ += "        for (long r = 0; r < " + std::to_string(n_) + "L; ++r) " + add + "\n";
+            lane_code_ += "        for (long r = 0; r < " + std::to_string(n_) + "L; ++r) { " + add + " }\n";
         } else {
-            lane_code_ += std::string("#pragma omp simd reduction(") + code->omp + " : " + acc + ")\n";
+            lane_code_ += std::string("#pragma omp simd reduction(") + code->omp + " : " + acc + ")" +
+                          (nan ? " reduction(| : " + acc + "nan)" : "") + "\n";
             lane_code_ += "        for (long r = 0; r < " + std::to_string(n_) + "L; ++r) {\n" + statements(in) +
                           "            " + add + "\n        }\n";
         }
