@@ -216,13 +216,25 @@ private:
 
 namespace {
 
-// The post-ops of an epilogue tail, and the binary operands they read.
-dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::vector<std::pair<int, memory::desc>>& binaries) {
+// The post-ops of an epilogue tail, and the binary operands they read. `sum_as_binary`: the
+// residual is a binary add reading it in place, not a sum post-op onto a copy of it in dst (for
+// matmuls, whose plain dst gains nothing from accumulating in place: the copy was 2% of the
+// decoder's run).
+dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::vector<std::pair<int, memory::desc>>& binaries,
+                               bool sum_as_binary = false) {
     dnnl::post_ops po;
     for (const auto& step : e.steps) {
         switch (step.kind) {
         case epilogue_step::eltwise: po.append_eltwise(static_cast<dnnl::algorithm>(step.alg), step.alpha, step.beta); break;
-        case epilogue_step::sum: po.append_sum(1.0f); break;
+        case epilogue_step::sum:
+            if (sum_as_binary) {
+                memory::desc d = plain_desc(e.sum_shape, rank);
+                binaries.emplace_back(po.len(), d);
+                po.append_binary(dnnl::algorithm::binary_add, d);
+            } else {
+                po.append_sum(1.0f);
+            }
+            break;
         case epilogue_step::binary: {
             memory::desc d = plain_desc(step.operand, rank);
             binaries.emplace_back(po.len(), d);
@@ -237,10 +249,11 @@ dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::ve
 }
 
 // Binary post-op operands: constants (literals) or the kernel's arguments.
-void add_binaries(onednn_kernel& k, const epilogue_plan& e, const std::vector<std::pair<int, memory::desc>>& binaries) {
+void add_binaries(onednn_kernel& k, const epilogue_plan& e, const std::vector<std::pair<int, memory::desc>>& binaries,
+                  bool sum_as_binary = false) {
     std::size_t b = 0;
     for (const auto& step : e.steps) {
-        if (step.kind != epilogue_step::binary) continue;
+        if (step.kind != epilogue_step::binary && !(sum_as_binary && step.kind == epilogue_step::sum)) continue;
         auto [index, d] = binaries[b++];
         k.input(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, step.arg, d, d, step.constant);
     }
@@ -306,14 +319,14 @@ host_kernel matmul_kernel(shape a, shape b, const contraction_region& r, cpu_con
     bool const_b = r.constant(1) != nullptr;
     if (const_b) b_want = memory::desc(bd.get_dims(), t, memory::format_tag::any);   // packed once
     std::vector<std::pair<int, memory::desc>> binaries;
-    auto attr = make_attr(r.epilogue, rank, binaries);
+    auto attr = make_attr(r.epilogue, rank, binaries, true);
     auto& eng = ctx.dnnl->engine;
     dnnl::matmul::primitive_desc pd(eng, ad, b_want, plain_desc(ys), attr);
     auto k = std::make_shared<onednn_kernel>(ctx, *r.ins);
     k->input(DNNL_ARG_SRC, r.arg(0), ad, pd.src_desc(), r.constant(0));
     k->input(DNNL_ARG_WEIGHTS, r.arg(1), bd, pd.weights_desc(), r.constant(1));
-    add_binaries(*k, r.epilogue, binaries);
-    k->output(plain_desc(ys), pd.dst_desc(), r.epilogue.sum_arg, sum_desc(r));
+    add_binaries(*k, r.epilogue, binaries, true);
+    k->output(plain_desc(ys), pd.dst_desc());
     k->set_primitive(dnnl::matmul(pd), pd);
     return wrap(k, *r.ins, ctx);
 }
