@@ -154,6 +154,7 @@ public:
     void write_blocked() {
         out_inner_ = memory(out_inner_.get_desc(), ctx_.dnnl->engine, nullptr);
         exec_args_[DNNL_ARG_DST] = out_inner_;
+        c_args_.clear();
         from_inner_.reset();
         direct_ = true;
     }
@@ -177,6 +178,7 @@ public:
                 o.user = o.inner = memory(d, ctx_.dnnl->engine, nullptr);
                 o.to_inner.reset();
                 exec_args_[o.dnnl_arg] = o.inner;
+                c_args_.clear();
             }
         if (sum_arg_ == arg) {
             sum_user_ = memory(d, ctx_.dnnl->engine, nullptr);
@@ -197,7 +199,12 @@ public:
             sum_user_.set_data_handle(args[sum_arg_].data());
             sum_copy_->execute(s, sum_user_, out_inner_);
         }
-        prim_.execute(s, exec_args_);
+        // Through the C API with the argument list built once: the C++ execute converts its map
+        // into a fresh list on every call.
+        if (c_args_.empty())
+            for (const auto& [arg, m] : exec_args_) c_args_.push_back({arg, m.get()});
+        dnnl::error::wrap_c_api(dnnl_primitive_execute(prim_.get(), s.get(), static_cast<int>(c_args_.size()), c_args_.data()),
+                                "could not execute a primitive");
         if (from_inner_) from_inner_->execute(s, out_inner_, out_user_);
         s.wait();
     }
@@ -212,6 +219,7 @@ private:
     bool direct_ = false;   // writes its blocked layout straight into the planned buffer
     dnnl::primitive prim_;
     std::unordered_map<int, memory> exec_args_;
+    std::vector<dnnl_exec_arg_t> c_args_;   // exec_args_ as the C API takes them (set before the first run)
 };
 
 namespace {
