@@ -121,6 +121,7 @@ def main():
     if a.runs < 30:
         sys.exit("--runs must be >= 30")
     rows = []
+    load_start = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         for model in a.models.split(","):
             path = model_path(model, tmp)
@@ -131,22 +132,27 @@ def main():
                 v = bench_openvino(path, feeds, threads, a.runs, a.warmup)
                 rows.append({"model": model, "threads": threads, "kiln_ms": k, "ort_ms": o, "openvino_ms": v,
                              "kiln_compile_ms": compile_ms, "kiln_compile_wall_ms": compile_wall,
-                             "kiln_placement": placement})
+                             "kiln_placement": placement, "load_average": os.getloadavg()[0]})
                 print(f"{model} threads={threads}: kiln {k:.2f} ms, ORT {o:.2f} ms, OpenVINO {v:.2f} ms", file=sys.stderr)
     import onnxruntime, openvino
     meta = {"cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": \t"),
             "cores": os.cpu_count(), "runs": a.runs, "warmup": a.warmup,
-            "onnxruntime": onnxruntime.__version__, "openvino": openvino.__version__.split("-")[0]}
+            "onnxruntime": onnxruntime.__version__, "openvino": openvino.__version__.split("-")[0],
+            # Other processes on the same cores move every time: the 1-minute load average before
+            # the first model and after the last (and per row, after it, in rows).
+            "load_average": [load_start[0], os.getloadavg()[0]]}
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
     print(f"{meta['cpu']}, {meta['cores']} cores; median of {a.runs} runs after {a.warmup} warm-up runs; "
-          f"ONNX Runtime {meta['onnxruntime']}, OpenVINO {meta['openvino']}\n")
-    print("| model | threads | kiln cpu (ms) | ONNX Runtime (ms) | OpenVINO (ms) | kiln / ORT | kiln / OpenVINO | kiln compile (ms) |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"ONNX Runtime {meta['onnxruntime']}, OpenVINO {meta['openvino']}; load average "
+          f"{meta['load_average'][0]:.1f} before, {meta['load_average'][1]:.1f} after\n")
+    print("| model | threads | kiln cpu (ms) | ONNX Runtime (ms) | OpenVINO (ms) | kiln / ORT | kiln / OpenVINO | kiln compile (ms) | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['threads']} | {r['kiln_ms']:.2f} | {r['ort_ms']:.2f} | {r['openvino_ms']:.2f} | "
-              f"{r['kiln_ms'] / r['ort_ms']:.2f} | {r['kiln_ms'] / r['openvino_ms']:.2f} | {r['kiln_compile_ms']:.0f} |")
+              f"{r['kiln_ms'] / r['ort_ms']:.2f} | {r['kiln_ms'] / r['openvino_ms']:.2f} | {r['kiln_compile_ms']:.0f} | "
+              f"{r['load_average']:.1f} |")
     print(f"\nJSON: {a.out}")
 
 
