@@ -69,6 +69,7 @@ struct cpu_context {
     std::vector<target_blob> packed;
     std::size_t reordered = 0, reused = 0;
     std::unordered_map<const instruction*, std::size_t> position;
+    std::unordered_map<const instruction*, argument> observed;   // logical_value's buffers
 };
 
 // Whether this CPU computes in the precision natively (oneDNN's ISA at run time: AVX512-BF16 for

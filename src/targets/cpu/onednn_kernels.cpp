@@ -559,7 +559,12 @@ void keep_blocked_layouts(const module& m, cpu_context& ctx) {
 argument logical_value(cpu_context& ctx, const instruction& ins, const argument& value) {
     auto k = ctx.dnnl->kernels.find(&ins);
     if (k == ctx.dnnl->kernels.end() || !k->second->written_blocked()) return value;
-    argument plain(ins.get_shape());
+    // One buffer per instruction, kept: an observer's value is valid only during its call, and a
+    // fresh allocation per run (page faults over megabytes) would slow the next instruction that
+    // perf times.
+    auto [it, fresh] = ctx.observed.try_emplace(&ins);
+    if (fresh) it->second = argument(ins.get_shape());
+    const argument& plain = it->second;
     auto& eng = ctx.dnnl->engine;
     memory from(*k->second->written_blocked(), eng, value.data()), to(plain_desc(ins.get_shape()), eng, plain.data());
     dnnl::reorder(from, to).execute(ctx.dnnl->stream, from, to);
