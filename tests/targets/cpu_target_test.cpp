@@ -352,7 +352,7 @@ x0 = @param:x0 -> float_type, {2, 5}
         EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
     }
     for (const char* reduce : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1",
-                               "reduce_l2", "reduce_sum_square", "reduce_log_sum"}) {
+                               "reduce_l2", "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp"}) {
         std::string text = std::string(R"(module: "main"
 x = @param:x -> float_type, {6, 7}
 @0 = abs(x)

@@ -48,7 +48,7 @@ std::optional<reduction_code> reduction_of(std::string_view name) {
     if (name == "reduce_min")
         return reduction_code{"float", "__builtin_inff()", "min", "acc = v < acc ? v : acc; accnan |= v != v;",
                               "accnan ? __builtin_nanf(\"\") : acc"};
-    return std::nullopt;   // reduce_log_sum_exp and others: the reference runs the region
+    return std::nullopt;   // others: the reference runs the region
 }
 
 class reduce_generator {
@@ -198,12 +198,13 @@ private:
     }
     // A pass over r computing its input, then its result as a lane value.
     bool reduce(const instruction& b) {
-        auto code = reduction_of(b.name());
-        if (!code) return false;
         const instruction& in = *b.inputs()[0];
         if (in.get_shape().lens() != x_ || no_keepdims_.count(&in)) return false;
         value attrs = b.get_operator().attributes();
         if (attrs.contains("keepdims") && !attrs.at("keepdims").as_bool()) no_keepdims_.insert(&b);
+        if (b.name() == "reduce_log_sum_exp") return log_sum_exp(b, in);
+        auto code = reduction_of(b.name());
+        if (!code) return false;
         std::string acc = "acc" + std::to_string(names_.size());
         std::string add = code->add;
         auto replace = [](std::string s, const std::string& from, const std::string& to) {
@@ -225,6 +226,22 @@ private:
                           "            " + add + "\n        }\n";
         }
         return lane(b, end);
+    }
+    // log(sum exp(v - m)) + m with m the max (as ref: an infinite or NaN max is the result): a
+    // pass for the max, then one for the sum, in double.
+    bool log_sum_exp(const instruction& b, const instruction& in) {
+        std::string k = std::to_string(names_.size()), v = name(in), body = statements(in), n = std::to_string(n_);
+        std::string m = "lsem" + k, nan = "lsen" + k, sum = "lses" + k;
+        lane_code_ += "        float " + m + " = -__builtin_inff();\n        int " + nan + " = 0;\n";
+        lane_code_ += "#pragma omp simd reduction(max : " + m + ") reduction(| : " + nan + ")\n";
+        lane_code_ += "        for (long r = 0; r < " + n + "L; ++r) {\n" + body + "            " + m + " = " + v + " > " + m +
+                      " ? " + v + " : " + m + "; " + nan + " |= " + v + " != " + v + ";\n        }\n";
+        lane_code_ += "        if (" + nan + ") " + m + " = __builtin_nanf(\"\");\n";
+        lane_code_ += "        double " + sum + " = 0;\n        if (!__builtin_isinf(" + m + ") && " + m + " == " + m + ") {\n";
+        lane_code_ += "#pragma omp simd reduction(+ : " + sum + ")\n";
+        lane_code_ += "        for (long r = 0; r < " + n + "L; ++r) {\n" + body + "            " + sum + " += exp((double)" + v +
+                      " - " + m + ");\n        }\n        }\n";
+        return lane(b, "(__builtin_isinf(" + m + ") || " + m + " != " + m + ") ? " + m + " : (float)(log(" + sum + ") + " + m + ")");
     }
     // The statements computing full value `root` inside a pass, in body order.
     std::string statements(const instruction& root) {
