@@ -278,9 +278,11 @@ host_kernel wrap(std::shared_ptr<onednn_kernel> k, const instruction& ins, cpu_c
 
 std::vector<memory::dim> to_dims(const std::vector<std::size_t>& v) { return {v.begin(), v.end()}; }
 
-// The channels-last layout of 4- and 5-dim activations (nhwc, ndhwc), which oneDNN's convolutions
-// choose for float on AVX-512; none for other ranks.
+// The channels-last layout of 4- and 5-dim float32 activations (nhwc, ndhwc), which oneDNN's
+// convolutions choose for float32 on AVX-512; none for other ranks and types (bf16 convolutions
+// choose blocked layouts).
 std::optional<memory::desc> channels_last(const dims& d, memory::data_type t) {
+    if (t != memory::data_type::f32) return std::nullopt;
     if (d.size() == 4) return memory::desc(d, t, memory::format_tag::acdb);
     if (d.size() == 5) return memory::desc(d, t, memory::format_tag::acdeb);
     return std::nullopt;
