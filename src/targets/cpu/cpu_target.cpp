@@ -34,9 +34,11 @@ bool is_view(const instruction& ins) {
 }
 
 // Below this much work a kernel runs on the calling thread alone: waking the pool's other threads
-// for it costs more than they save (BERT-like encoder at 2 threads, busy machine: 6.7 ms with
-// every kernel on the pool, against 1.7 ms for ONNX Runtime). About 0.4 ms on one core.
-constexpr double parallel_work = 8e6;
+// for it costs more than they save. About 20 us on one core. 8M (every kernel of the BERT-like
+// encoder, most of mobilenet_v2's) was chosen on a busy machine with the pool sleeping at once at
+// barriers; with the short spin the driver sets (GOMP_SPINCOUNT=1000) and a quiet machine, 1M
+// gives mobilenet_v2 at 2 threads 4.9 ms against 5.3 (decoder and encoder the same).
+constexpr double parallel_work = 1e6;
 
 // Multiply-adds of a contraction (or elements touched by anything else), to tell small kernels.
 double work(const instruction& ins) {
