@@ -4,7 +4,7 @@ count, in one run. Each runtime: warm-up runs, then --runs timed runs; the media
 kiln is timed by `kiln perf` (its whole-run timings, same .npy input), the peers through their
 Python APIs. Prints a Markdown table and writes JSON.
 
-    bench/cpu_bench.sh [--runs 50] [--threads 1,2] [--models resnet18,mobilenet_v2,encoder,decoder] [--out FILE]
+    bench/cpu_bench.sh [--runs 50] [--rounds 3] [--threads 1,2] [--models resnet18,mobilenet_v2,encoder,decoder] [--out FILE]
 """
 import argparse
 import json
@@ -91,23 +91,23 @@ def bench_kiln(path, files, threads, runs):
     return median, compile_ms, wall, placement
 
 
-def bench_ort(path, feeds, threads, runs, warmup):
+def ort_runner(path, feeds, threads):
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    return time_calls(lambda: s.run(None, feeds), runs, warmup)
+    return lambda: s.run(None, feeds)
 
 
-def bench_openvino(path, feeds, threads, runs, warmup):
+def openvino_runner(path, feeds, threads):
     import openvino as ov
     core = ov.Core()
     cm = core.compile_model(path, "CPU", {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
                                           "NUM_STREAMS": 1, "INFERENCE_PRECISION_HINT": "f32"})
     req = cm.create_infer_request()
-    return time_calls(lambda: req.infer(feeds), runs, warmup)
+    return lambda: req.infer(feeds)
 
 
 def main():
@@ -117,36 +117,52 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default="resnet18,mobilenet_v2,encoder,decoder")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench", "cpu_bench.json"))
+    # Rounds of (kiln, ORT, OpenVINO) one after the other, each of --runs runs; a runtime's time is
+    # the median of its rounds' medians, so that load from other processes that comes and goes
+    # falls on all three alike rather than on whichever ran during it.
+    ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     if a.runs < 30:
         sys.exit("--runs must be >= 30")
     rows = []
+    load_start = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         for model in a.models.split(","):
             path = model_path(model, tmp)
             feeds, files = make_inputs(path, tmp)
             for threads in [int(t) for t in a.threads.split(",")]:
-                k, compile_ms, compile_wall, placement = bench_kiln(path, files, threads, a.runs)
-                o = bench_ort(path, feeds, threads, a.runs, a.warmup)
-                v = bench_openvino(path, feeds, threads, a.runs, a.warmup)
+                ort_run, ov_run = ort_runner(path, feeds, threads), openvino_runner(path, feeds, threads)
+                ks, os_, vs = [], [], []
+                for _ in range(a.rounds):
+                    k, compile_ms, compile_wall, placement = bench_kiln(path, files, threads, a.runs)
+                    ks.append(k)
+                    os_.append(time_calls(ort_run, a.runs, a.warmup))
+                    vs.append(time_calls(ov_run, a.runs, a.warmup))
+                k, o, v = statistics.median(ks), statistics.median(os_), statistics.median(vs)
                 rows.append({"model": model, "threads": threads, "kiln_ms": k, "ort_ms": o, "openvino_ms": v,
                              "kiln_compile_ms": compile_ms, "kiln_compile_wall_ms": compile_wall,
-                             "kiln_placement": placement})
+                             "kiln_placement": placement, "load_average": os.getloadavg()[0]})
                 print(f"{model} threads={threads}: kiln {k:.2f} ms, ORT {o:.2f} ms, OpenVINO {v:.2f} ms", file=sys.stderr)
     import onnxruntime, openvino
     meta = {"cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": \t"),
-            "cores": os.cpu_count(), "runs": a.runs, "warmup": a.warmup,
-            "onnxruntime": onnxruntime.__version__, "openvino": openvino.__version__.split("-")[0]}
+            "cores": os.cpu_count(), "runs": a.runs, "warmup": a.warmup, "rounds": a.rounds,
+            "onnxruntime": onnxruntime.__version__, "openvino": openvino.__version__.split("-")[0],
+            # Other processes on the same cores move every time: the 1-minute load average before
+            # the first model and after the last (and per row, after it, in rows).
+            "load_average": [load_start[0], os.getloadavg()[0]]}
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
-    print(f"{meta['cpu']}, {meta['cores']} cores; median of {a.runs} runs after {a.warmup} warm-up runs; "
-          f"ONNX Runtime {meta['onnxruntime']}, OpenVINO {meta['openvino']}\n")
-    print("| model | threads | kiln cpu (ms) | ONNX Runtime (ms) | OpenVINO (ms) | kiln / ORT | kiln / OpenVINO | kiln compile (ms) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(f"{meta['cpu']}, {meta['cores']} cores; median of {a.rounds} rounds' medians of {a.runs} runs after "
+          f"{a.warmup} warm-up runs; "
+          f"ONNX Runtime {meta['onnxruntime']}, OpenVINO {meta['openvino']}; load average "
+          f"{meta['load_average'][0]:.1f} before, {meta['load_average'][1]:.1f} after\n")
+    print("| model | threads | kiln cpu (ms) | ONNX Runtime (ms) | OpenVINO (ms) | kiln / ORT | kiln / OpenVINO | kiln compile (ms) | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['threads']} | {r['kiln_ms']:.2f} | {r['ort_ms']:.2f} | {r['openvino_ms']:.2f} | "
-              f"{r['kiln_ms'] / r['ort_ms']:.2f} | {r['kiln_ms'] / r['openvino_ms']:.2f} | {r['kiln_compile_ms']:.0f} |")
+              f"{r['kiln_ms'] / r['ort_ms']:.2f} | {r['kiln_ms'] / r['openvino_ms']:.2f} | {r['kiln_compile_ms']:.0f} | "
+              f"{r['load_average']:.1f} |")
     print(f"\nJSON: {a.out}")
 
 

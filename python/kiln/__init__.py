@@ -21,9 +21,12 @@ Program.cancel(), from another thread, stops a compile or run with CancelledErro
 """
 import os
 
-# The cpu target's OpenMP pool waits passively unless told otherwise: spinning threads starve each
-# other on shared cores (see kiln's driver, src/driver/main.cpp). libgomp reads this when it loads.
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+# The cpu target's OpenMP pool spins briefly at barriers, then sleeps, unless told otherwise:
+# threads spinning for long starve each other on shared cores, sleeping at once slows small
+# kernels (see kiln's driver, src/driver/main.cpp). libgomp reads these when it loads.
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"] = "passive"
+    os.environ["GOMP_SPINCOUNT"] = "1000"
 
 from ._kiln import (  # noqa: E402
     Argument,

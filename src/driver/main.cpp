@@ -84,14 +84,17 @@ int run_driver(const std::vector<std::string>& words) {
 
 }  // namespace kiln::driver
 
-// The cpu target's OpenMP pool waits passively (threads sleep at barriers instead of spinning):
-// on a machine whose cores other processes share, a spinning thread burns the time slice its
-// partner needs, and 2-thread runs got 20-40x slower (mobilenet_v2: 9 ms passive, 220-400 ms
-// spinning, load average 11 on 2 cores). libgomp reads OMP_WAIT_POLICY when it is loaded, before
-// main, so the driver sets it and runs itself again once; a value already set is kept.
+// The cpu target's OpenMP pool spins briefly at barriers, then sleeps: on a machine whose cores
+// other processes share, a thread spinning for long burns the time slice its partner needs, and
+// 2-thread runs got 20-40x slower (mobilenet_v2: 9 ms passive, 220-400 ms with libgomp's default
+// spin, load average 11 on 2 cores); sleeping at once costs a wake-up per parallel kernel on a
+// quiet machine (mobilenet_v2 at 2 threads: 7.5-9.3 ms passive, 4.9 ms with 1000 spins; 15.5 ms
+// with 1000 spins at load 11). libgomp reads OMP_WAIT_POLICY and GOMP_SPINCOUNT when it is loaded,
+// before main, so the driver sets them and runs itself again once; values already set are kept.
 void wait_passively(char** argv) {
-    if (std::getenv("OMP_WAIT_POLICY")) return;
+    if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
     setenv("OMP_WAIT_POLICY", "passive", 1);
+    setenv("GOMP_SPINCOUNT", "1000", 1);   // overrides passive's 0: spin this long, then sleep
     execv("/proc/self/exe", argv);   // returns only when it fails: run on with libgomp's default
 }
 

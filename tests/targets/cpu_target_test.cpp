@@ -7,10 +7,12 @@
 #include <cstring>
 #include <thread>
 
+#include "core/error.hpp"
 #include "core/random.hpp"
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
 #include "tools/saved_program.hpp"
+#include "tools/verify.hpp"
 
 namespace kiln {
 namespace {
@@ -98,6 +100,78 @@ b = @param:b -> float_type, {16, 1, 1}
 )";
     auto placement = check_against_ref(text);
     EXPECT_TRUE(placed(placement, "onednn: 3 instructions")) << ::testing::PrintToString(placement);
+}
+
+// An observer sees the blocked intermediates of a convolution chain as logical tensors: every
+// value run_observed passes matches ref's value of the same instruction (what verify and dumps
+// compare); read raw, the blocked layout would put the channels in another order.
+TEST(cpu_target, observed_values_are_logical_tensors) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {1, 16, 12, 12}
+w1 = @param:w1 -> float_type, {16, 16, 3, 3}
+w2 = @param:w2 -> float_type, {16, 16, 3, 3}
+w3 = @param:w3 -> float_type, {16, 16, 3, 3}
+@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w1)
+@1 = relu(@0)
+@2 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@1,w2)
+@3 = relu(@2)
+@4 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@3,w3)
+@5 = @return(@4)
+)";
+    param_map in;
+    std::size_t k = 0;
+    for (const char* name : {"x", "w1", "w2", "w3"}) {
+        shape s = std::string(name) == "x" ? shape(dtype::float32, std::vector<std::size_t>{1, 16, 12, 12})
+                                           : shape(dtype::float32, std::vector<std::size_t>{16, 16, 3, 3});
+        in[name] = random_argument(s, 0, k++);
+    }
+    auto cpu = make_target("cpu")->compile(parse_text(text));
+    // ref runs the lowered program, so both observe the same instructions (fused epilogues).
+    auto ref = make_target("ref")->compile(cpu->get_program().clone(), {.optimize = false});
+    std::vector<std::vector<double>> want;
+    ref->run_observed(in, [&](const instruction& ins, const argument& a, double) {
+        if (ins.get_shape().elements() == 16 * 144) want.push_back(to_doubles(a));
+    });
+    std::vector<std::vector<double>> got;
+    cpu->run_observed(in, [&](const instruction& ins, const argument& a, double) {
+        if (ins.get_shape().elements() == 16 * 144) got.push_back(to_doubles(a));
+    });
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_GE(got.size(), 4u);   // x and the three convolutions
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        SCOPED_TRACE("value " + std::to_string(i));
+        ASSERT_EQ(got[i].size(), want[i].size());
+        for (std::size_t e = 0; e < want[i].size(); ++e)
+            ASSERT_NEAR(got[i][e], want[i][e], 1e-4 + 1e-4 * std::abs(want[i][e])) << "element " << e;
+    }
+}
+
+// verify --bisect on cpu with zero tolerances (so float rounding fails every convolution): the
+// first convolution is found, and the error it reports is rounding (a prefix's output is a
+// logical tensor even where the full program keeps that value blocked).
+TEST(cpu_target, bisect_finds_the_first_convolution) {
+    program p = parse_text(R"(module: "main"
+x = @param:x -> float_type, {1, 16, 12, 12}
+w1 = @param:w1 -> float_type, {16, 16, 3, 3}
+w2 = @param:w2 -> float_type, {16, 16, 3, 3}
+@0 = relu(x)
+@1 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@0,w1)
+@2 = relu(@1)
+@3 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@2,w2)
+@4 = @return(@3)
+)");
+    param_map in{{"x", random_argument(shape(dtype::float32, std::vector<std::size_t>{1, 16, 12, 12}), 0, 0)},
+                 {"w1", random_argument(shape(dtype::float32, std::vector<std::size_t>{16, 16, 3, 3}), 0, 1)},
+                 {"w2", random_argument(shape(dtype::float32, std::vector<std::size_t>{16, 16, 3, 3}), 0, 2)}};
+    verify_options o;
+    auto cpu = make_target("cpu");
+    EXPECT_TRUE(verify_program(p, *cpu, in, o).pass);
+    o.tolerances.rms_tol = 0, o.tolerances.atol = 0, o.tolerances.rtol = 0;
+    bisect_result b = bisect_program(p, *cpu, in, o);
+    ASSERT_TRUE(b.found);
+    EXPECT_NE(b.instruction.find("convolution"), std::string::npos) << b.instruction;
+    EXPECT_NE(b.inputs.at(1).find("w1"), std::string::npos) << b.inputs.at(1);
+    EXPECT_LT(b.cmp.rms_error, 1e-5);
 }
 
 // An epilogue op oneDNN has no post-op for (div) stays out of the epilogue (the fusion policy) and
@@ -198,6 +272,150 @@ b = @param:b -> float_type, {16, 1, 1}
     double err = 0, norm = 0;
     for (std::size_t i = 0; i < g.size(); ++i) err += (g[i] - w[i]) * (g[i] - w[i]), norm += w[i] * w[i];
     EXPECT_LT(std::sqrt(err / norm), native ? 2e-2 : 1e-5);
+}
+
+// Every attention variant runs on oneDNN (none on the reference compute): causal with an offset,
+// softcap, bool and float masks that broadcast, grouped-query heads (q 4 heads over k/v 2), and
+// a bool mask with rows of no key at all (zeros, as ref).
+TEST(cpu_target, attention_variants_on_onednn) {
+    struct variant {
+        const char* attrs;
+        const char* q;
+        const char* kv;
+        const char* mask;   // empty: none
+    };
+    const variant variants[] = {
+        {"scale=0,is_causal=true,causal_offset=0,softcap=0", "{2, 4, 6, 8}", "{2, 4, 6, 8}", ""},
+        {"scale=0,is_causal=true,causal_offset=2,softcap=0", "{1, 2, 4, 8}", "{1, 2, 7, 8}", ""},
+        {"scale=0.2,is_causal=false,causal_offset=0,softcap=1.5", "{1, 2, 5, 8}", "{1, 2, 9, 8}", ""},
+        {"scale=0,is_causal=false,causal_offset=0,softcap=0", "{2, 2, 5, 8}", "{2, 2, 9, 8}", "bool_type, {2, 1, 5, 9}"},
+        {"scale=0,is_causal=true,causal_offset=0,softcap=2", "{2, 2, 5, 8}", "{2, 2, 5, 8}", "bool_type, {5, 5}"},
+        {"scale=0,is_causal=true,causal_offset=0,softcap=0", "{1, 4, 5, 8}", "{1, 2, 5, 8}", "float_type, {1, 4, 5, 5}"},
+        {"scale=0,is_causal=false,causal_offset=0,softcap=0", "{2, 6, 3, 8}", "{2, 1, 7, 8}", "bool_type, {7}"},
+    };
+    for (const auto& v : variants) {
+        SCOPED_TRACE(std::string(v.attrs) + " q " + v.q + " kv " + v.kv + " mask " + v.mask);
+        std::string text = std::string("module: \"main\"\nq = @param:q -> float_type, ") + v.q +
+                           "\nk = @param:k -> float_type, " + v.kv + "\nv = @param:v -> float_type, " + v.kv + "\n";
+        if (*v.mask) text += std::string("m = @param:m -> ") + v.mask + "\n";
+        text += std::string("@0 = attention[") + v.attrs + "](q,k,v" + (*v.mask ? ",m" : "") + ")\n@1 = @return(@0)\n";
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "onednn: 1 instruction (attention 1)")) << ::testing::PrintToString(placement);
+        EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
+    }
+}
+
+// fused_reduce regions as generated code: (x - max)^2 / sum((x - max)^2) over a middle axis (three
+// passes per lane; softmax itself is recognized and runs on oneDNN), a
+// mean over two axes without keepdims of a broadcast expression, each reduction kind over the last
+// axis with a pointwise consumer, and a mean and variance whose mean (no keepdims) is broadcast
+// back over the row. None runs on the reference computes.
+TEST(cpu_target, fused_reduce_regions_run_as_generated_code) {
+    const char* programs[] = {
+        R"(module: "main"
+x = @param:x -> float_type, {4, 37, 5}
+@0 = reduce_max[axes={1}](x)
+@1 = multibroadcast[out_lens={4, 37, 5}](@0)
+@2 = sub(x,@1)
+@3 = mul(@2,@2)
+@4 = reduce_sum[axes={1}](@3)
+@5 = multibroadcast[out_lens={4, 37, 5}](@4)
+@6 = div(@3,@5)
+@7 = @return(@6)
+)",
+        R"(module: "main"
+x = @param:x -> float_type, {3, 4, 5, 6}
+b = @param:b -> float_type, {6}
+@0 = mul(x,x)
+@1 = multibroadcast[out_lens={3, 4, 5, 6}](b)
+@2 = add(@0,@1)
+@3 = reduce_mean[axes={1, 2},keepdims=false](@2)
+@4 = @return(@3)
+)",
+        R"(module: "main"
+x = @param:x -> float_type, {2, 3, 5}
+x0 = @param:x0 -> float_type, {2, 5}
+@0 = reduce_mean[axes={-1},keepdims=false](x0)
+@1 = broadcast[axis=0,out_lens={2, 5}](@0)
+@2 = sub(x0,@1)
+@3 = mul(@2,@2)
+@4 = reduce_mean[axes={1},keepdims=false](@3)
+@5 = rsqrt(@4)
+@6 = reduce_sum[axes={2}](x)
+@7 = @return(@5,@6)
+)",
+    };
+    for (const char* text : programs) {
+        SCOPED_TRACE(text);
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "generated code")) << ::testing::PrintToString(placement);
+        EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
+    }
+    for (const char* reduce : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1",
+                               "reduce_l2", "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp"}) {
+        std::string text = std::string(R"(module: "main"
+x = @param:x -> float_type, {6, 7}
+@0 = abs(x)
+@1 = )") + reduce + R"([axes={-1}](@0)
+@2 = @literal{2} -> float_type, {}
+@3 = multibroadcast[out_lens={6, 1}](@2)
+@4 = mul(@1,@3)
+@5 = @return(@4)
+)";
+        SCOPED_TRACE(text);
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "generated code: 1 instruction (fused_reduce 1)")) << ::testing::PrintToString(placement);
+    }
+}
+
+// A NaN anywhere in a row makes its max and min NaN, as in ref (the vector lanes' max alone would
+// drop it); other rows are unaffected.
+TEST(cpu_target, fused_reduce_max_min_propagate_nan) {
+    for (const char* reduce : {"reduce_max", "reduce_min"}) {
+        auto exe = make_target("cpu")->compile(parse_text(std::string(R"(module: "main"
+x = @param:x -> float_type, {3, 40}
+@0 = )") + reduce + R"([axes={1}](x)
+@1 = neg(@0)
+@2 = @return(@1)
+)"));
+        argument x = random_argument(shape(dtype::float32, std::vector<std::size_t>{3, 40}), 0, 0);
+        x.as<float>()[40 + 17] = std::nanf("");
+        auto y = to_doubles(exe->run({{"x", x}}).at(0));
+        EXPECT_FALSE(std::isnan(y[0])) << reduce;
+        EXPECT_TRUE(std::isnan(y[1])) << reduce;
+        EXPECT_FALSE(std::isnan(y[2])) << reduce;
+    }
+}
+
+// Gather as row copies on any axis, int64 and int32 indices (random in [-4, 4]: negative ones
+// wrap); an index out of range is the reference's error, naming the instruction.
+TEST(cpu_target, gather_copies_rows) {
+    for (const char* c : {"float_type, {9, 6}|int64_type, {2, 3}|0", "float_type, {3, 7, 4}|int32_type, {5}|1",
+                          "half_type, {2, 3, 8}|int64_type, {4, 2}|-1", "int64_type, {8}|int64_type, {}|0"}) {
+        std::string spec = c;
+        auto bar1 = spec.find('|'), bar2 = spec.rfind('|');
+        std::string text = "module: \"main\"\nx = @param:x -> " + spec.substr(0, bar1) + "\ni = @param:i -> " +
+                           spec.substr(bar1 + 1, bar2 - bar1 - 1) + "\n@0 = gather[axis=" + spec.substr(bar2 + 1) +
+                           "](x,i)\n@1 = @return(@0)\n";
+        SCOPED_TRACE(text);
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "row copies: 1 instruction (gather 1)")) << ::testing::PrintToString(placement);
+    }
+    auto exe = make_target("cpu")->compile(parse_text(R"(module: "main"
+x = @param:x -> float_type, {4, 3}
+i = @param:i -> int64_type, {2}
+@0 = gather[axis=0](x,i)
+@1 = @return(@0)
+)"));
+    argument idx(shape(dtype::int64, std::vector<std::size_t>{2}));
+    idx.as<std::int64_t>()[0] = 1, idx.as<std::int64_t>()[1] = 4;
+    try {
+        exe->run({{"x", random_argument(shape(dtype::float32, std::vector<std::size_t>{4, 3}), 0, 0)}, {"i", idx}});
+        ADD_FAILURE() << "no error for index 4 of a dim of 4";
+    } catch (const error& e) {
+        EXPECT_NE(std::string(e.what()).find("gather"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("index 4"), std::string::npos) << e.what();
+    }
 }
 
 // A reshape of a transposed value is a copy in row-major order: oneDNN's reorder.

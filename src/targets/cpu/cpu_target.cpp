@@ -34,9 +34,11 @@ bool is_view(const instruction& ins) {
 }
 
 // Below this much work a kernel runs on the calling thread alone: waking the pool's other threads
-// for it costs more than they save (BERT-like encoder at 2 threads, busy machine: 6.7 ms with
-// every kernel on the pool, against 1.7 ms for ONNX Runtime). About 0.4 ms on one core.
-constexpr double parallel_work = 8e6;
+// for it costs more than they save. About 20 us on one core. 8M (every kernel of the BERT-like
+// encoder, most of mobilenet_v2's) was chosen on a busy machine with the pool sleeping at once at
+// barriers; with the short spin the driver sets (GOMP_SPINCOUNT=1000) and a quiet machine, 1M
+// gives mobilenet_v2 at 2 threads 4.9 ms against 5.3 (decoder and encoder the same).
+constexpr double parallel_work = 1e6;
 
 // Multiply-adds of a contraction (or elements touched by anything else), to tell small kernels.
 double work(const instruction& ins) {
@@ -129,9 +131,14 @@ public:
         omp_set_num_threads(static_cast<int>(ctx_.threads));   // per calling thread
         return exec_->run(inputs);
     }
+    // The observer sees every value in kiln's layout (blocked intermediates reordered after their
+    // time is taken), so what it compares or dumps is the logical tensor.
     std::vector<argument> run_observed(const param_map& inputs, const instruction_observer& observe) override {
         omp_set_num_threads(static_cast<int>(ctx_.threads));
-        return exec_->run(inputs, &observe);
+        instruction_observer logical = [&](const instruction& ins, const argument& value, double ms) {
+            observe(ins, logical_value(ctx_, ins, value), ms);
+        };
+        return exec_->run(inputs, &logical);
     }
 
 private:

@@ -53,6 +53,10 @@ private:
     std::size_t cache_hits_ = 0;
 };
 
+// The function computing a float32 fused_reduce region (reduce_codegen.cpp), its operands added
+// to `leaves`; empty when the region cannot be generated.
+std::string generate_fused_reduce(const instruction& ins, const std::string& fn, std::vector<pointwise_library::leaf>& leaves);
+
 struct cpu_context {
     explicit cpu_context(std::size_t threads);
     ~cpu_context();
@@ -65,20 +69,29 @@ struct cpu_context {
     std::vector<target_blob> packed;
     std::size_t reordered = 0, reused = 0;
     std::unordered_map<const instruction*, std::size_t> position;
+    std::unordered_map<const instruction*, argument> observed;   // logical_value's buffers
 };
 
 // Whether this CPU computes in the precision natively (oneDNN's ISA at run time: AVX512-BF16 for
 // bf16, AVX512-FP16 for fp16); where not, the cpu target computes in float32.
 bool native_precision(compute_precision p);
 
+// Gather as row copies (gather_kernel.cpp); none for other instructions.
+cpu_kernel make_gather_kernel(const instruction& ins);
 // Builds the instruction's kernel (primitives created and weights reordered now, once).
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);
 // oneDNN's kernels for attention, layer norm and softmax (onednn_transformer.cpp).
 host_kernel make_onednn_transformer_kernel(const instruction& ins, cpu_context& ctx);
+namespace ops { struct attention; }
+// Every attention variant in float32: masks, causal, softcap, grouped heads (onednn_attention.cpp).
+host_kernel onednn_attention_kernel(const ops::attention& op, const instruction& ins, cpu_context& ctx);
 // Lets consecutive oneDNN primitives pass their blocked layouts on (no reorder between them) where
 // every user of a result is a primitive reading it in that layout, and the layout fits its buffer.
 // Then the arena holds that result in oneDNN's layout: only those primitives read it.
 void keep_blocked_layouts(const module& m, cpu_context& ctx);
+// An instruction's value as kiln's layout: `value` itself, or, where keep_blocked_layouts left the
+// instruction writing a blocked layout, a copy reordered from it (for observers: verify, dumps).
+argument logical_value(cpu_context& ctx, const instruction& ins, const argument& value);
 // oneDNN's part of it: convolution, matmul, pooling and the epilogues its post-ops express.
 cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx);
 

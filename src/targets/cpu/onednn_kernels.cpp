@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "ops/attention.hpp"
 #include "ops/convolution.hpp"
 #include "ops/gemm.hpp"
 #include "ops/pooling.hpp"
@@ -146,9 +147,14 @@ public:
     std::optional<memory::desc> blocked_output() const {
         return from_inner_ ? std::optional(out_inner_.get_desc()) : std::nullopt;
     }
+    // The blocked layout this kernel writes into its planned buffer, if it does.
+    std::optional<memory::desc> written_blocked() const {
+        return direct_ ? std::optional(out_inner_.get_desc()) : std::nullopt;
+    }
     void write_blocked() {
         out_inner_ = memory(out_inner_.get_desc(), ctx_.dnnl->engine, nullptr);
         exec_args_[DNNL_ARG_DST] = out_inner_;
+        c_args_.clear();
         from_inner_.reset();
         direct_ = true;
     }
@@ -172,6 +178,7 @@ public:
                 o.user = o.inner = memory(d, ctx_.dnnl->engine, nullptr);
                 o.to_inner.reset();
                 exec_args_[o.dnnl_arg] = o.inner;
+                c_args_.clear();
             }
         if (sum_arg_ == arg) {
             sum_user_ = memory(d, ctx_.dnnl->engine, nullptr);
@@ -192,7 +199,12 @@ public:
             sum_user_.set_data_handle(args[sum_arg_].data());
             sum_copy_->execute(s, sum_user_, out_inner_);
         }
-        prim_.execute(s, exec_args_);
+        // Through the C API with the argument list built once: the C++ execute converts its map
+        // into a fresh list on every call.
+        if (c_args_.empty())
+            for (const auto& [arg, m] : exec_args_) c_args_.push_back({arg, m.get()});
+        dnnl::error::wrap_c_api(dnnl_primitive_execute(prim_.get(), s.get(), static_cast<int>(c_args_.size()), c_args_.data()),
+                                "could not execute a primitive");
         if (from_inner_) from_inner_->execute(s, out_inner_, out_user_);
         s.wait();
     }
@@ -207,17 +219,30 @@ private:
     bool direct_ = false;   // writes its blocked layout straight into the planned buffer
     dnnl::primitive prim_;
     std::unordered_map<int, memory> exec_args_;
+    std::vector<dnnl_exec_arg_t> c_args_;   // exec_args_ as the C API takes them (set before the first run)
 };
 
 namespace {
 
-// The post-ops of an epilogue tail, and the binary operands they read.
-dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::vector<std::pair<int, memory::desc>>& binaries) {
+// The post-ops of an epilogue tail, and the binary operands they read. `sum_as_binary`: the
+// residual is a binary add reading it in place, not a sum post-op onto a copy of it in dst (for
+// matmuls, whose plain dst gains nothing from accumulating in place: the copy was 2% of the
+// decoder's run).
+dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::vector<std::pair<int, memory::desc>>& binaries,
+                               bool sum_as_binary = false) {
     dnnl::post_ops po;
     for (const auto& step : e.steps) {
         switch (step.kind) {
         case epilogue_step::eltwise: po.append_eltwise(static_cast<dnnl::algorithm>(step.alg), step.alpha, step.beta); break;
-        case epilogue_step::sum: po.append_sum(1.0f); break;
+        case epilogue_step::sum:
+            if (sum_as_binary) {
+                memory::desc d = plain_desc(e.sum_shape, rank);
+                binaries.emplace_back(po.len(), d);
+                po.append_binary(dnnl::algorithm::binary_add, d);
+            } else {
+                po.append_sum(1.0f);
+            }
+            break;
         case epilogue_step::binary: {
             memory::desc d = plain_desc(step.operand, rank);
             binaries.emplace_back(po.len(), d);
@@ -232,10 +257,11 @@ dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::ve
 }
 
 // Binary post-op operands: constants (literals) or the kernel's arguments.
-void add_binaries(onednn_kernel& k, const epilogue_plan& e, const std::vector<std::pair<int, memory::desc>>& binaries) {
+void add_binaries(onednn_kernel& k, const epilogue_plan& e, const std::vector<std::pair<int, memory::desc>>& binaries,
+                  bool sum_as_binary = false) {
     std::size_t b = 0;
     for (const auto& step : e.steps) {
-        if (step.kind != epilogue_step::binary) continue;
+        if (step.kind != epilogue_step::binary && !(sum_as_binary && step.kind == epilogue_step::sum)) continue;
         auto [index, d] = binaries[b++];
         k.input(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, step.arg, d, d, step.constant);
     }
@@ -251,6 +277,16 @@ host_kernel wrap(std::shared_ptr<onednn_kernel> k, const instruction& ins, cpu_c
 }
 
 std::vector<memory::dim> to_dims(const std::vector<std::size_t>& v) { return {v.begin(), v.end()}; }
+
+// The channels-last layout of 4- and 5-dim float32 activations (nhwc, ndhwc), which oneDNN's
+// convolutions choose for float32 on AVX-512; none for other ranks and types (bf16 convolutions
+// choose blocked layouts).
+std::optional<memory::desc> channels_last(const dims& d, memory::data_type t) {
+    if (t != memory::data_type::f32) return std::nullopt;
+    if (d.size() == 4) return memory::desc(d, t, memory::format_tag::acdb);
+    if (d.size() == 5) return memory::desc(d, t, memory::format_tag::acdeb);
+    return std::nullopt;
+}
 
 host_kernel convolution_kernel(const ops::convolution& op, const contraction_region& r, cpu_context& ctx) {
     const shape& xs = r.input_shape(0);
@@ -269,13 +305,28 @@ host_kernel convolution_kernel(const ops::convolution& op, const contraction_reg
     auto& eng = ctx.dnnl->engine;
     std::optional<dnnl::convolution_forward::primitive_desc> pd;
     memory::desc bias_d;
-    if (r.epilogue.bias) {
-        bias_d = memory::desc({static_cast<memory::dim>(ys.lens()[1])}, t, memory::format_tag::a);
-        pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any, bias_d,
-                   y_any, stride, dil, pl, pr, attr);
-    } else {
-        pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any, y_any,
-                   stride, dil, pl, pr, attr);
+    if (r.epilogue.bias) bias_d = memory::desc({static_cast<memory::dim>(ys.lens()[1])}, t, memory::format_tag::a);
+    auto make = [&](const memory::desc& y) {
+        if (r.epilogue.bias)
+            pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any, bias_d,
+                       y, stride, dil, pl, pr, attr);
+        else
+            pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any, y,
+                       stride, dil, pl, pr, attr);
+    };
+    make(y_any);
+    // Where oneDNN picks another layout than channels-last for the output (the first convolution
+    // of an image model, 3 input channels: nChw16c), the output in channels-last when an optimised
+    // implementation writes it: the layout the following convolutions and poolings read, so that
+    // no reorder sits between them (resnet18: ~0.5 ms of reorders and an NCHW max pool per run).
+    if (auto cl = channels_last(plain_desc(ys).get_dims(), t); cl && pd->dst_desc() != *cl) {
+        auto chosen = *pd;
+        try {
+            make(*cl);
+            if (std::string(pd->impl_info_str()).find("ref") != std::string::npos) pd = chosen;
+        } catch (const dnnl::error&) {
+            pd = chosen;
+        }
     }
     auto k = std::make_shared<onednn_kernel>(ctx, *r.ins);
     k->input(DNNL_ARG_SRC, r.arg(0), plain_desc(xs), pd->src_desc(), r.constant(0));
@@ -301,14 +352,14 @@ host_kernel matmul_kernel(shape a, shape b, const contraction_region& r, cpu_con
     bool const_b = r.constant(1) != nullptr;
     if (const_b) b_want = memory::desc(bd.get_dims(), t, memory::format_tag::any);   // packed once
     std::vector<std::pair<int, memory::desc>> binaries;
-    auto attr = make_attr(r.epilogue, rank, binaries);
+    auto attr = make_attr(r.epilogue, rank, binaries, true);
     auto& eng = ctx.dnnl->engine;
     dnnl::matmul::primitive_desc pd(eng, ad, b_want, plain_desc(ys), attr);
     auto k = std::make_shared<onednn_kernel>(ctx, *r.ins);
     k->input(DNNL_ARG_SRC, r.arg(0), ad, pd.src_desc(), r.constant(0));
     k->input(DNNL_ARG_WEIGHTS, r.arg(1), bd, pd.weights_desc(), r.constant(1));
-    add_binaries(*k, r.epilogue, binaries);
-    k->output(plain_desc(ys), pd.dst_desc(), r.epilogue.sum_arg, sum_desc(r));
+    add_binaries(*k, r.epilogue, binaries, true);
+    k->output(plain_desc(ys), pd.dst_desc());
     k->set_primitive(dnnl::matmul(pd), pd);
     return wrap(k, *r.ins, ctx);
 }
@@ -416,8 +467,14 @@ host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_c
         }
     }
     auto& eng = ctx.dnnl->engine;
-    dnnl::pooling_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference, alg, plain_desc(xs), plain_desc(ys),
-                                             stride, kernel, dil, pl, pr);
+    // In channels-last, the convolutions' layout, so that a pooling between two of them reads and
+    // writes their layout (no reorders; a max pool over NCHW is also 3x slower). Plain where the
+    // rank has none.
+    auto t = *dnnl_type(xs.type());
+    memory::desc xd = channels_last(plain_desc(xs).get_dims(), t).value_or(plain_desc(xs));
+    memory::desc yd = channels_last(plain_desc(ys).get_dims(), t).value_or(plain_desc(ys));
+    dnnl::pooling_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference, alg, xd, yd, stride, kernel, dil,
+                                             pl, pr);
     auto k = std::make_shared<onednn_kernel>(ctx, ins);
     k->input(DNNL_ARG_SRC, 0, plain_desc(xs), pd.src_desc(), nullptr);
     k->output(plain_desc(ys), pd.dst_desc());
@@ -427,10 +484,13 @@ host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_c
 
 bool supported_types(const instruction& ins) {
     if (!dnnl_type(ins.get_shape().type())) return false;
-    for (auto in : ins.inputs())
-        if (in->get_shape().is_tuple() || in->get_shape().dynamic() || !dnnl_type(in->get_shape().type()) ||
-            in->get_shape().elements() == 0)
+    bool attention = ins.get_operator().get_if<ops::attention>() != nullptr;
+    for (std::size_t i = 0; i < ins.inputs().size(); ++i) {
+        const shape& s = ins.inputs()[i]->get_shape();
+        bool bool_mask = attention && i == 3 && s.type() == dtype::bool_;   // converted to a float bias
+        if (s.is_tuple() || s.dynamic() || (!dnnl_type(s.type()) && !bool_mask) || s.elements() == 0)
             return false;   // empty tensors: the reference handles them
+    }
     return !ins.get_shape().dynamic() && ins.get_shape().elements() > 0;
 }
 
@@ -498,8 +558,25 @@ void keep_blocked_layouts(const module& m, cpu_context& ctx) {
     }
 }
 
+argument logical_value(cpu_context& ctx, const instruction& ins, const argument& value) {
+    auto k = ctx.dnnl->kernels.find(&ins);
+    if (k == ctx.dnnl->kernels.end() || !k->second->written_blocked()) return value;
+    // One buffer per instruction, kept: an observer's value is valid only during its call, and a
+    // fresh allocation per run (page faults over megabytes) would slow the next instruction that
+    // perf times.
+    auto [it, fresh] = ctx.observed.try_emplace(&ins);
+    if (fresh) it->second = argument(ins.get_shape());
+    const argument& plain = it->second;
+    auto& eng = ctx.dnnl->engine;
+    memory from(*k->second->written_blocked(), eng, value.data()), to(plain_desc(ins.get_shape()), eng, plain.data());
+    dnnl::reorder(from, to).execute(ctx.dnnl->stream, from, to);
+    ctx.dnnl->stream.wait();
+    return plain;
+}
+
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx) {
     if (auto k = make_onednn_kernel(ins, ctx); k.run) return k;
+    if (auto k = make_gather_kernel(ins); k.run) return k;
     return ctx.pointwise.add(ins);
 }
 

@@ -225,13 +225,18 @@ pointwise_library::~pointwise_library() {
 
 cpu_kernel pointwise_library::add(const instruction& ins) {
     bool pointwise = ins.get_operator().get_if<ops::pointwise>() != nullptr;
+    bool reduce = ins.get_operator().get_if<ops::fused_reduce>() != nullptr;
     bool rms = ins.get_operator().get_if<ops::rms_norm>() != nullptr && ins.inputs().size() == 2;
-    if ((!pointwise && !rms) || !float_kind(ins.get_shape().type()) || !ins.get_shape().standard() ||
+    if ((!pointwise && !reduce && !rms) || !float_kind(ins.get_shape().type()) || !ins.get_shape().standard() ||
         ins.get_shape().elements() == 0 || ins.get_shape().dynamic())
         return {};
+    for (auto in : ins.inputs())
+        if (in->get_shape().dynamic() || in->get_shape().is_tuple() || in->get_shape().elements() == 0) return {};
     std::string fn = "kiln_region_" + std::to_string(regions_.size());
     region r;
-    std::string src = pointwise ? generate(ins, fn, r.leaves) : generate_rms_norm(ins, fn, r.leaves);
+    std::string src = pointwise ? generate(ins, fn, r.leaves)
+                      : reduce  ? generate_fused_reduce(ins, fn, r.leaves)
+                                : generate_rms_norm(ins, fn, r.leaves);
     if (src.empty()) return {};
     source_ += src;
     r.fn = fn;
