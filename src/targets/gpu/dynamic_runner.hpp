@@ -103,6 +103,14 @@ kernel_source nonzero_write_kernel(const shape& x, const std::string& where);
 kernel_source compress_list_kernel(const shape& cond, const std::string& where);
 kernel_source range_kernel(dtype t, const std::string& where);
 
+// unique's kernels (unique_kernel.cpp) over a standard input of `outer` rows, `len` slices along
+// the axis and `inner` elements: each slice's representative (its first equal slice) and the
+// count of distinct slices, then the four results once that count is known.
+kernel_source unique_first_kernel(dtype t, std::size_t outer, std::size_t len, std::size_t inner,
+                                  const std::string& where);
+kernel_source unique_write_kernel(dtype t, std::size_t outer, std::size_t len, std::size_t inner, bool sorted,
+                                  const std::string& where);
+
 // The gpu executable of a program main of which static_module refuses.
 std::unique_ptr<executable> make_dynamic_executable(program p, const compile_options& opts);
 
