@@ -133,7 +133,7 @@ bool computes(const instruction& ins) { return !gpu::needs_no_step(ins); }
 const std::set<std::string> expected_unsupported = {
     "bitcast", "col2im", "concat_from_sequence", "convert", "cumprod", "cumsum", "deform_conv",
     "dequantizelinear", "det", "dft", "grid_sample", "linear_attention", "max_roi_pool",
-    "nll_loss", "nonmax_suppression", "one_hot", "onnx_node", "optional", "optional_get_element",
+    "nll_loss", "one_hot", "onnx_node", "optional", "optional_get_element",
     "optional_has_element", "pointwise", "quantizelinear", "roi_align", "sequence_at",
     "sequence_construct", "sequence_empty", "sequence_erase", "sequence_insert", "sequence_length",
     "sequence_map", "split_to_sequence", "tensor_scatter", "tfidf_vectorizer", "tree_ensemble",
@@ -321,12 +321,11 @@ TEST(gpu_no_device, split_and_topk_tuples_are_supported_and_topk_kernels_compile
 }
 
 // Programs the static executable cannot plan run an instruction at a time: control flow (If, Loop,
-// Scan) and the
-// data-dependent ops the runner runs (nonzero, compress, range, unique) are supported (bodies checked too),
-// their kernels compile for each input type and layout, and a data-dependent op the runner does
-// not run is still a compile error.
+// Scan) and the data-dependent ops the runner runs (nonzero, compress, range, unique,
+// nonmax_suppression) are supported (bodies checked too), and their kernels compile for each input
+// type and layout (onnx_node, which it does not run, stays in expected_unsupported above).
 TEST(gpu_no_device, control_flow_and_data_dependent_ops_run_on_the_dynamic_path) {
-    const std::set<std::string> runner_ops = {"if", "loop", "scan", "nonzero", "compress", "range", "unique"};
+    const std::set<std::string> runner_ops = {"if", "loop", "scan", "nonzero", "compress", "range", "unique", "nonmax_suppression"};
     std::size_t checked = 0;
     for (const auto& tc : all_cases()) {
         if (!runner_ops.count(tc.op_name())) continue;
@@ -355,9 +354,13 @@ TEST(gpu_no_device, control_flow_and_data_dependent_ops_run_on_the_dynamic_path)
         auto src = gpu::compress_list_kernel(c, "a test");
         EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << src.code;
     }
-    program p = parse_text("b = @param:b -> float_type, {1, 3, 4}\ns = @param:s -> float_type, {1, 1, 3}\n"
-                           "@0 = nonmax_suppression(b,s)\n@1 = @return(@0)\n");
-    EXPECT_THROW(gpu::check_supported(p.main()), error);
+    for (dtype t : {dtype::float32, dtype::float16, dtype::bfloat16, dtype::float64})
+        for (std::size_t limits = 0; limits <= 3; ++limits) {
+            gpu::nms_geometry g{2, 3, 5, t, t, {}};
+            for (std::size_t i = 0; i < limits; ++i) g.limits.push_back(i == 0 ? dtype::int64 : t);
+            for (const auto& src : {gpu::nms_select_kernel(g, limits % 2 == 0, "a test"), gpu::nms_write_kernel(g, "a test")})
+                EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << src.code;
+        }
 }
 
 }  // namespace

@@ -111,6 +111,17 @@ kernel_source unique_first_kernel(dtype t, std::size_t outer, std::size_t len, s
 kernel_source unique_write_kernel(dtype t, std::size_t outer, std::size_t len, std::size_t inner, bool sorted,
                                   const std::string& where);
 
+// nonmax_suppression's kernels (nms_kernel.cpp): the boxes kept per batch and class with their
+// counts, then the rows once the total is known. `limits` are the types of the optional inputs
+// present (max_output_boxes_per_class, iou_threshold, score_threshold).
+struct nms_geometry {
+    std::size_t batches = 0, classes = 0, boxes = 0;
+    dtype boxes_type = dtype::float32, scores_type = dtype::float32;
+    std::vector<dtype> limits;
+};
+kernel_source nms_select_kernel(const nms_geometry& g, bool center, const std::string& where);
+kernel_source nms_write_kernel(const nms_geometry& g, const std::string& where);
+
 // The gpu executable of a program main of which static_module refuses.
 std::unique_ptr<executable> make_dynamic_executable(program p, const compile_options& opts);
 
