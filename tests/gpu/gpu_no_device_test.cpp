@@ -133,7 +133,7 @@ bool computes(const instruction& ins) { return !gpu::needs_no_step(ins); }
 const std::set<std::string> expected_unsupported = {
     "bitcast", "col2im", "concat_from_sequence", "convert", "cumprod", "cumsum", "deform_conv",
     "dequantizelinear", "det", "dft", "grid_sample", "linear_attention", "max_roi_pool",
-    "nll_loss", "one_hot", "onnx_node", "optional", "optional_get_element",
+    "nll_loss", "one_hot", "optional", "optional_get_element",
     "optional_has_element", "pointwise", "quantizelinear", "roi_align", "sequence_at",
     "sequence_construct", "sequence_empty", "sequence_erase", "sequence_insert", "sequence_length",
     "sequence_map", "split_to_sequence", "tensor_scatter", "tfidf_vectorizer", "tree_ensemble",
@@ -322,10 +322,11 @@ TEST(gpu_no_device, split_and_topk_tuples_are_supported_and_topk_kernels_compile
 
 // Programs the static executable cannot plan run an instruction at a time: control flow (If, Loop,
 // Scan) and the data-dependent ops the runner runs (nonzero, compress, range, unique,
-// nonmax_suppression) are supported (bodies checked too), and their kernels compile for each input
-// type and layout (onnx_node, which it does not run, stays in expected_unsupported above).
+// nonmax_suppression, onnx_node) are supported (bodies checked too), and their kernels compile for
+// each input type and layout.
 TEST(gpu_no_device, control_flow_and_data_dependent_ops_run_on_the_dynamic_path) {
-    const std::set<std::string> runner_ops = {"if", "loop", "scan", "nonzero", "compress", "range", "unique", "nonmax_suppression"};
+    const std::set<std::string> runner_ops = {"if",     "loop",   "scan", "nonzero", "compress", "range", "unique", "nonmax_suppression",
+                                              "onnx_node"};
     std::size_t checked = 0;
     for (const auto& tc : all_cases()) {
         if (!runner_ops.count(tc.op_name())) continue;

@@ -79,6 +79,9 @@ public:
     std::int64_t read_scalar(const argument& a, const std::string& why);
     // A device tensor of shape `s` (one element) holding `v`.
     argument scalar(const shape& s, std::int64_t v);
+    // An op with an expander (core/expand.hpp, onnx_node): the inputs it reads back, then its
+    // program lowered by the gpu passes (once per input shapes and values read) and run here.
+    argument run_expanded(const instruction& ins, std::span<const argument> args);
     // A generated kernel, compiled (or taken from the disk cache) the first time its source is seen.
     cudaKernel_t kernel(const kernel_source& src);
     // The distinct kernels loaded so far, and how many of them came from the disk cache.
