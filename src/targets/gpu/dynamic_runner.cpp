@@ -258,7 +258,12 @@ argument dynamic_runner::literal_value(const instruction& ins) {
     if (it != st_->literals.end()) return it->second;
     const argument& a = ins.get_literal().get_argument();
     argument d = allocate(a.get_shape());
-    copy_to_device(d.data(), a.data(), a.get_shape().bytes(), "uploading a literal");
+    // On the stream (the stream is non-blocking: a cudaMemcpy on the legacy stream would be ordered
+    // neither after the kernels that last used this pool block nor before the reads of the
+    // literal, which then could see the block's old bytes). From pageable memory: the copy has read
+    // the literal when the call returns.
+    KILN_GPU_CHECK(cudaMemcpyAsync(d.data(), a.data(), a.get_shape().bytes(), cudaMemcpyHostToDevice, stream_),
+                   cat("uploading the literal of ", ins.name()));
     return st_->literals.emplace(&ins, d).first->second;
 }
 
