@@ -233,6 +233,9 @@ private:
             values_[&ins] = argument(ins.get_shape(), weights_.data() + at, nullptr);
             at += ins.get_shape().bytes();
         }
+        // The DMAs of those pageable copies may still run when cudaMemcpy returns, and the stream
+        // is non-blocking: the steps must not start before they complete.
+        KILN_GPU_CHECK(cudaStreamSynchronize(nullptr), "uploading the literals");
     }
 
     // Output i, a strided view (a transpose, a slice), into a caller's dense device buffer: a copy
