@@ -1,9 +1,12 @@
 // A node deferred to run time whose output the model does not declare takes its dtype and rank
 // from its inputs where the op allows (deferred_types.cpp), and still runs; for other ops parsing
-// fails naming the output.
+// fails naming the output. A deferred node's expander (core/expand.hpp) reads only the inputs
+// that decide its shapes.
 #include <cmath>
 
 #include "core/eval.hpp"
+#include "core/expand.hpp"
+#include "core/random.hpp"
 #include "onnx_test_util.hpp"
 
 namespace kiln::onnx_test {
@@ -43,6 +46,35 @@ TEST(onnx_deferred_types, reduce_with_runtime_axes_gets_its_type_from_its_inputs
             for (std::size_t j = 0; j < 3; ++j) s += x[b * 12 + j * 4 + k];
             EXPECT_NEAR(y[b * 4 + k], std::sqrt(s), 1e-5);
         }
+}
+
+// A target running the deferred node on its device asks its expander (core/expand.hpp) for the
+// node's program: only the input that decides the shapes (axes) is read, X stays a parameter, and
+// the program computes what the node's reference compute does, on fresh random inputs.
+TEST(onnx_deferred_types, the_expander_reads_only_the_inputs_that_decide_shapes) {
+    auto p = parse(reduce_model());
+    const instruction* node = nullptr;
+    for (const auto& ins : p.main())
+        if (ins.name() == "onnx_node") node = &ins;
+    ASSERT_NE(node, nullptr);
+    const op_expander* expand = find_op_expander("onnx_node");
+    ASSERT_NE(expand, nullptr);
+    for (std::int64_t axis : {0, 2}) {
+        argument x = random_argument(shape(dtype::float32, {2, 3, 4}), 7, static_cast<std::size_t>(axis));
+        argument axes = from_int64s(shape(dtype::int64, std::vector<std::size_t>{1}), std::vector<std::int64_t>{axis});
+        std::vector<shape> shapes{x.get_shape(), axes.get_shape()};
+        std::vector<std::size_t> reads;
+        program q;
+        (*expand)(node->get_operator(), shapes, [&](std::size_t k) { reads.push_back(k); return k == 0 ? x : axes; }, q);
+        EXPECT_EQ(reads, std::vector<std::size_t>{1});
+        EXPECT_EQ(q.main().parameter_names(), std::vector<std::string>{"x0"});
+        auto got = evaluate(q.main(), param_map{{"x0", x}});
+        std::vector<argument> args{x, axes};
+        argument want = node->get_operator().compute(node->get_shape(), args);
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(got[0].get_shape().lens(), want.get_shape().lens());
+        EXPECT_EQ(to_doubles(got[0]), to_doubles(want));
+    }
 }
 
 // OneHot with a run-time depth is not among the ops whose type follows from their inputs.

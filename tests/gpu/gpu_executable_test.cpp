@@ -259,6 +259,40 @@ TEST(gpu_executable, run_into_device_buffers) {
     }
 }
 
+// An output that is a strided view (a transpose of a computed value, a slice of the input) written
+// into a caller's dense device buffer lands in row-major order (a copy kernel, never the raw
+// strided bytes), on the first run and on the graph's replays, against ref on fresh inputs.
+TEST(gpu_executable, strided_view_outputs_are_made_dense_in_caller_buffers) {
+    program p = parse_text("x = @param:x -> float_type, {5, 7}\n"
+                           "@0 = relu(x)\n"
+                           "@1 = transpose[permutation={1, 0}](@0)\n"
+                           "@2 = slice[axes={1},starts={1},ends={6}](x)\n"
+                           "@3 = transpose[permutation={1, 0}](x)\n"
+                           "@4 = @return(@1,@2,@3)\n");
+    auto exe = make_target("gpu")->compile(p.clone());
+    auto outs = exe->get_program().main().output_shapes();
+    ASSERT_EQ(outs.size(), 3u);
+    EXPECT_FALSE(outs[0].standard() && outs[1].standard() && outs[2].standard()) << "no strided output left to test";
+    std::vector<gpu::device_buffer> ys;
+    std::vector<caller_buffer> into;
+    for (const auto& s : outs) {
+        shape dense(s.type(), s.lens());
+        ys.emplace_back(dense.bytes(), "y");
+        into.push_back({argument(dense, ys.back().data(), nullptr), true});
+    }
+    for (std::uint64_t run = 1; run <= 3; ++run) {
+        auto in = random_inputs(p, 40 + run);
+        caller_inputs ci{{"x", caller_buffer{in["x"]}}};
+        exe->run_into(ci, into);
+        auto want = make_target("ref")->compile(p.clone())->run(in);
+        for (std::size_t i = 0; i < outs.size(); ++i) {
+            argument got(shape(outs[i].type(), outs[i].lens()));
+            gpu::copy_to_host(got.data(), ys[i].data(), got.get_shape().bytes(), "y");
+            EXPECT_EQ(to_doubles(got), to_doubles(want[i])) << "run " << run << ", output " << i;
+        }
+    }
+}
+
 // Caller device buffers in a CUDA graph replay are read and written in place: cuBLASLt (dense),
 // cuDNN (conv) and generated kernels (the pointwise tails, a view output of the input) take the
 // caller's pointers, rebound when the buffers change between runs and back to the executable's own

@@ -57,8 +57,8 @@ TEST(gpu_no_device, unsupported_ops_are_one_error_listing_all) {
     auto x = m.add_parameter("x", shape(dtype::float32, std::vector<std::size_t>{4}));
     auto a = m.add_instruction(make_op("sequence_construct"), std::vector<instruction_ref>{x});
     a->set_source_name("SequenceConstruct_3");
-    auto b = m.add_instruction(make_op("unique"), std::vector<instruction_ref>{x});
-    b->set_source_name("Unique_4");
+    auto b = m.add_instruction(make_op("sequence_length"), std::vector<instruction_ref>{a});
+    b->set_source_name("SequenceLength_4");
     m.add_return(std::vector<instruction_ref>{a, b});
     try {
         gpu::check_supported(p.main());
@@ -68,7 +68,7 @@ TEST(gpu_no_device, unsupported_ops_are_one_error_listing_all) {
         EXPECT_NE(msg.find("no GPU implementation for 2 instructions"), std::string::npos) << msg;
         EXPECT_NE(msg.find("sequence_construct"), std::string::npos) << msg;
         EXPECT_NE(msg.find("SequenceConstruct_3"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("Unique_4"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("SequenceLength_4"), std::string::npos) << msg;
     }
 }
 
@@ -146,11 +146,11 @@ bool computes(const instruction& ins) { return !gpu::needs_no_step(ins); }
 // strings (tfidf_vectorizer with string tokens) never, the rest not yet. An op that gains a lowering is removed
 // here; one that loses it, or a new op without one, fails this test until it is listed.
 const std::set<std::string> expected_unsupported = {
-    "concat_from_sequence", "label_encoder", "nonmax_suppression", "onnx_node", "optional",
-    "optional_get_element", "optional_has_element", "regex_full_match", "sequence_at",
-    "sequence_construct", "sequence_empty", "sequence_erase", "sequence_insert", "sequence_length",
-    "sequence_map", "split_to_sequence", "string_concat", "string_convert", "string_equal",
-    "string_normalizer", "string_split", "tfidf_vectorizer", "unique",
+    "concat_from_sequence", "label_encoder", "optional", "optional_get_element",
+    "optional_has_element", "regex_full_match", "sequence_at", "sequence_construct",
+    "sequence_empty", "sequence_erase", "sequence_insert", "sequence_length", "sequence_map",
+    "split_to_sequence", "string_concat", "string_convert", "string_equal", "string_normalizer",
+    "string_split", "tfidf_vectorizer",
 };
 
 TEST(gpu_no_device, unsupported_ops_of_the_op_cases_are_the_known_ones) {
@@ -442,12 +442,12 @@ TEST(gpu_no_device, split_and_topk_tuples_are_supported_and_topk_kernels_compile
 }
 
 // Programs the static executable cannot plan run an instruction at a time: control flow (If, Loop,
-// Scan) and the
-// data-dependent ops the runner runs (nonzero, compress, range) are supported (bodies checked too),
-// their kernels compile for each input type and layout, and a data-dependent op the runner does
-// not run is still a compile error.
+// Scan) and the data-dependent ops the runner runs (nonzero, compress, range, unique,
+// nonmax_suppression, onnx_node) are supported (bodies checked too), and their kernels compile for
+// each input type and layout.
 TEST(gpu_no_device, control_flow_and_data_dependent_ops_run_on_the_dynamic_path) {
-    const std::set<std::string> runner_ops = {"if", "loop", "scan", "nonzero", "compress", "range"};
+    const std::set<std::string> runner_ops = {"if",     "loop",   "scan", "nonzero", "compress", "range", "unique", "nonmax_suppression",
+                                              "onnx_node"};
     std::size_t checked = 0;
     for (const auto& tc : all_cases()) {
         if (!runner_ops.count(tc.op_name())) continue;
@@ -466,14 +466,23 @@ TEST(gpu_no_device, control_flow_and_data_dependent_ops_run_on_the_dynamic_path)
         for (const auto& src : {gpu::nonzero_count_kernel(x, "a test"), gpu::nonzero_write_kernel(x, "a test"),
                                 gpu::range_kernel(x.type(), "a test")})
             EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << src.code;
+        for (bool sorted : {true, false})
+            for (const auto& src : {gpu::unique_first_kernel(x.type(), 2, 3, 4, "a test"),
+                                    gpu::unique_write_kernel(x.type(), 2, 3, 4, sorted, "a test")})
+                EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << src.code;
     }
     for (const shape& c : std::vector<shape>{shape(dtype::bool_, lens{5}), shape(dtype::bool_, lens{4}, lens{2}),
                                              shape(dtype::bool_, lens{0})}) {
         auto src = gpu::compress_list_kernel(c, "a test");
         EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << src.code;
     }
-    program p = parse_text("x = @param:x -> float_type, {4}\n@0 = unique[sorted=true](x)\n@1 = @return(@0)\n");
-    EXPECT_THROW(gpu::check_supported(p.main()), error);
+    for (dtype t : {dtype::float32, dtype::float16, dtype::bfloat16, dtype::float64})
+        for (std::size_t limits = 0; limits <= 3; ++limits) {
+            gpu::nms_geometry g{2, 3, 5, t, t, {}};
+            for (std::size_t i = 0; i < limits; ++i) g.limits.push_back(i == 0 ? dtype::int64 : t);
+            for (const auto& src : {gpu::nms_select_kernel(g, limits % 2 == 0, "a test"), gpu::nms_write_kernel(g, "a test")})
+                EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << src.code;
+        }
 }
 
 }  // namespace

@@ -106,6 +106,9 @@ public:
     // attribute applied in place, as FlexAttention's score_mod); returns the graph's outputs.
     std::vector<instruction_ref> inline_graph(const onnx::GraphProto& g, const std::vector<instruction_ref>& inputs);
 
+    // The input whose constant value `constant` was last asked and could not give (it threw
+    // runtime_value_needed): an expanded onnx_node reads that input's value (deferred.cpp).
+    mutable const instruction* needed = nullptr;
     // The node being mapped (for error messages and instruction source names).
     const node_info* current = nullptr;
     // Name -> value of everything visible in this graph (outer graph values for subgraphs).

@@ -2,11 +2,15 @@
 // input, a TopK whose K is computed, ...) become one `onnx_node` instruction. Its compute runs
 // the node's ordinary mapping on the actual input values, so every mapping works unchanged. The
 // output types come from the model's declared value info, else from the inputs where the op
-// allows (deferred_types.cpp); the ref target evaluates it, and compiled targets reject it with
-// the node's name.
+// allows (deferred_types.cpp); the ref target evaluates it, the gpu target runs the program its
+// expander builds (core/expand.hpp) on the device, and other compiled targets reject it with the
+// node's name.
 #include <onnx/onnx_pb.h>
 
+#include <map>
+
 #include "core/eval.hpp"
+#include "core/expand.hpp"
 #include "core/op.hpp"
 #include "frontends/onnx/context.hpp"
 
@@ -49,37 +53,90 @@ struct onnx_node {
         return outputs.size() == 1 ? outputs[0] : shape(outputs);
     }
 
-    argument compute(const shape&, std::span<const argument> args) const {
+    // The node's mapping into `p`, input k given by `input(m, k)` (a literal or a parameter), its
+    // named outputs returned. A mapping that needs the value of an input `input` made a parameter
+    // throws runtime_value_needed; `needed` then says which instruction it asked for.
+    void build(program& p, const std::function<instruction_ref(module&, std::size_t)>& input,
+               const instruction** needed = nullptr) const {
         onnx::NodeProto n;
         if (!n.ParseFromArray(node.data.data(), static_cast<int>(node.data.size()))) fail("corrupt node bytes");
-        program p;
         onnx_options opts;
         context ctx(p, p.main(), opts, ".");
         for (const auto& [domain, v] : opsets.as_object()) ctx.opsets[domain] = v.as_int();
         std::vector<instruction_ref> inputs;
         std::size_t k = 0;
-        for (const auto& in : n.input())
-            inputs.push_back(in.empty() ? ctx.none() : p.main().add_literal(literal(args[k++])));
+        for (const auto& in : n.input()) inputs.push_back(in.empty() ? ctx.none() : input(p.main(), k++));
         std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
         auto opset = ctx.opsets.count(domain) ? ctx.opsets[domain] : 1;
         const op_mapping* f = find_onnx_op(domain, n.op_type(), opset);
         if (!f) fail("no mapping for ", n.op_type());
         node_info info(n, n.name(), opset);
         ctx.current = &info;
-        auto outs = (*f)(info, ctx, inputs);
+        std::vector<instruction_ref> outs;
+        try {
+            outs = (*f)(info, ctx, inputs);
+        } catch (const runtime_value_needed&) {
+            if (needed) *needed = ctx.needed;
+            throw;
+        }
         std::vector<instruction_ref> named;
         for (int i = 0; i < n.output_size(); ++i)
             if (!n.output(i).empty()) named.push_back(outs.at(static_cast<std::size_t>(i)));
         p.main().add_return(named);
-        auto results = evaluate(p.main(), param_map{});
+    }
+
+    void check_types(std::span<const shape> results) const {
         for (std::size_t i = 0; i < results.size(); ++i)
-            if (results[i].get_shape().type() != outputs[i].type())
-                fail("output ", i, " is ", dtype_name(results[i].get_shape().type()), " but the model declares ",
+            if (results[i].type() != outputs.at(i).type())
+                fail("output ", i, " is ", dtype_name(results[i].type()), " but the model declares ",
                      dtype_name(outputs[i].type()));
+    }
+
+    argument compute(const shape&, std::span<const argument> args) const {
+        program p;
+        build(p, [&](module& m, std::size_t k) { return m.add_literal(literal(args[k])); });
+        auto results = evaluate(p.main(), param_map{});
+        std::vector<shape> shapes;
+        for (const auto& r : results) shapes.push_back(r.get_shape());
+        check_types(shapes);
         return results.size() == 1 ? results[0] : argument(results);
+    }
+
+    // For a target that runs the node on its device (core/expand.hpp): inputs start as parameters,
+    // and each one the mapping asks the value of becomes a literal of its value, until it maps.
+    void expand(std::span<const shape> in, const input_value& value_of, program& out) const {
+        std::map<std::size_t, argument> known;
+        for (;;) {
+            program p;
+            std::map<const instruction*, std::size_t> params;
+            const instruction* needed = nullptr;
+            auto input = [&](module& m, std::size_t k) {
+                if (auto it = known.find(k); it != known.end()) return m.add_literal(literal(it->second));
+                auto x = m.add_parameter(cat("x", k), in[k]);
+                params[&*x] = k;
+                return x;
+            };
+            try {
+                build(p, input, &needed);
+            } catch (const runtime_value_needed&) {
+                auto it = params.find(needed);
+                if (it == params.end()) throw;   // not one of the node's inputs: a real error
+                known[it->second] = value_of(it->second);
+                continue;
+            }
+            check_types(p.main().output_shapes());
+            out = std::move(p);
+            return;
+        }
     }
 };
 KILN_REGISTER_OP(onnx_node)
+
+const bool expander_registered = [] {
+    register_op_expander("onnx_node", [](const operation& op, std::span<const shape> in, const input_value& value_of,
+                                         program& p) { op.get<onnx_node>().expand(in, value_of, p); });
+    return true;
+}();
 
 }  // namespace
 

@@ -295,8 +295,10 @@ instruction_ref context::add(const std::string& op_name, const value& attrs, con
 
 const literal& context::constant(instruction_ref i, const std::string& what) const {
     if (is_none(i)) fail(what, " is absent (its name is empty) but the op needs it");
-    if (!i->is_literal())
+    if (!i->is_literal()) {
+        needed = &*i;
         throw runtime_value_needed(cat(what, " must be a constant (an initializer or computable from them) for kiln to compile it"));
+    }
     return i->get_literal();
 }
 

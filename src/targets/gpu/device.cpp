@@ -74,6 +74,10 @@ bool device_available() { return query().error.empty(); }
 
 void copy_to_device(void* dst, const void* src, std::size_t bytes, const std::string& what) {
     KILN_GPU_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), what);
+    // From pageable memory cudaMemcpy returns once the bytes are staged, before the DMA to `dst`
+    // completes, and the executables' streams are non-blocking (not ordered after the legacy
+    // stream): wait for the DMA so that kernels launched next on them read the copied bytes.
+    KILN_GPU_CHECK(cudaStreamSynchronize(nullptr), what);
 }
 void copy_to_host(void* dst, const void* src, std::size_t bytes, const std::string& what) {
     KILN_GPU_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), what);

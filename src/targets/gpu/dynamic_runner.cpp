@@ -8,6 +8,8 @@
 #include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/eval.hpp"
+#include "core/expand.hpp"
+#include "core/pass.hpp"
 #include "passes/analysis/memory_plan.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/libraries.hpp"
@@ -38,6 +40,11 @@ argument value_at(const shape& s, std::byte* p, const std::shared_ptr<void>& own
         elems.push_back(value_at(s.sub_shapes()[i], p + tuple_element_offset(s, i), owner));
     return argument(std::move(elems));
 }
+
+const gpu_dynamic_op_registrar expanded_runs{{
+    "an op expanded into a program once the inputs that decide its shapes are read back (onnx_node)",
+    [](const instruction& ins) { return find_op_expander(ins.name()) != nullptr; },
+    [](dynamic_runner& r, const instruction& ins, std::span<const argument> args) { return r.run_expanded(ins, args); }}};
 
 }  // namespace
 
@@ -89,9 +96,18 @@ struct lowered_call {
     std::unique_ptr<device_error_flags> flags;
 };
 
+// The programs an expanded op (core/expand.hpp) ran as: the inputs whose values the expander read,
+// and a program per input shapes and read values, kept (their passes run once) for the runner's
+// life, as the literals the runner uploads are kept by instruction.
+struct expansions {
+    std::vector<std::size_t> reads;
+    std::unordered_map<std::string, std::unique_ptr<program>> programs;
+};
+
 struct dynamic_runner::state {
     const device_info& dev;
     library_handles& libs;
+    compile_options opts;
     kernel_settings settings;
     device_pool pool;   // before the values that hold its blocks
     std::unordered_map<const instruction*, argument> literals;
@@ -99,11 +115,12 @@ struct dynamic_runner::state {
     std::unordered_map<std::string, cudaKernel_t> kernels;   // by source
     std::vector<std::unique_ptr<lowered_call>> calls;         // this run's
     kernel_build_stats built;
+    std::unordered_map<const instruction*, expansions> expanded;
 };
 
 dynamic_runner::dynamic_runner(const device_info& dev, library_handles& libs, cudaStream_t s,
                                const compile_options& opts)
-    : st_(new state{dev, libs, {dev.arch, opts.fast_math, opts.kernel_cache, {}}, {}, {}, {}, {}, {}, {}}), stream_(s) {}
+    : st_(new state{dev, libs, opts, {dev.arch, opts.fast_math, opts.kernel_cache, {}}, {}, {}, {}, {}, {}, {}, {}}), stream_(s) {}
 
 dynamic_runner::~dynamic_runner() = default;
 
@@ -241,7 +258,12 @@ argument dynamic_runner::literal_value(const instruction& ins) {
     if (it != st_->literals.end()) return it->second;
     const argument& a = ins.get_literal().get_argument();
     argument d = allocate(a.get_shape());
-    copy_to_device(d.data(), a.data(), a.get_shape().bytes(), "uploading a literal");
+    // On the stream (the stream is non-blocking: a cudaMemcpy on the legacy stream would be ordered
+    // neither after the kernels that last used this pool block nor before the reads of the
+    // literal, which then could see the block's old bytes). From pageable memory: the copy has read
+    // the literal when the call returns.
+    KILN_GPU_CHECK(cudaMemcpyAsync(d.data(), a.data(), a.get_shape().bytes(), cudaMemcpyHostToDevice, stream_),
+                   cat("uploading the literal of ", ins.name()));
     return st_->literals.emplace(&ins, d).first->second;
 }
 
@@ -259,6 +281,52 @@ argument dynamic_runner::view(const operation& op, std::span<const argument> arg
     std::vector<shape> shapes;
     for (const auto& a : args) shapes.push_back(a.get_shape());
     return op.compute(op.compute_shape(shapes), args);
+}
+
+// An expanded op: the inputs its expander reads come back to the host (one synchronisation each,
+// the values that decide its shapes), the program it builds is lowered by the gpu passes once per
+// input shapes and read values, and runs here with the other inputs staying on the device.
+argument dynamic_runner::run_expanded(const instruction& ins, std::span<const argument> args) {
+    std::vector<argument> in;
+    std::string key;
+    for (const auto& a : args) {
+        in.push_back(standard(ins, a));
+        key += to_string(in.back().get_shape()) + ";";
+    }
+    expansions& e = st_->expanded[&ins];
+    std::map<std::size_t, argument> host;
+    auto read = [&](std::size_t k) {
+        if (auto it = host.find(k); it != host.end()) return it->second;
+        return host[k] = to_host(in.at(k), cat("reading back input ", k, " of ", ins.name(), " (node '", ins.source_name(), "')"));
+    };
+    auto value_key = [&] {
+        std::string r = key;
+        for (std::size_t k : e.reads) {
+            const argument& h = read(k);
+            r += cat(k, ":", std::string(reinterpret_cast<const char*>(h.data()), h.get_shape().bytes()), ";");
+        }
+        return r;
+    };
+    std::string full = value_key();
+    auto it = e.programs.find(full);
+    if (it == e.programs.end()) {
+        std::vector<shape> shapes;
+        for (const auto& a : in) shapes.push_back(a.get_shape());
+        auto p = std::make_unique<program>();
+        (*find_op_expander(ins.name()))(ins.get_operator(), shapes,
+                                        [&](std::size_t k) {
+                                            if (std::find(e.reads.begin(), e.reads.end(), k) == e.reads.end()) e.reads.push_back(k);
+                                            return read(k);
+                                        },
+                                        *p);
+        run_passes(*p, gpu_passes(st_->opts));
+        it = e.programs.emplace(value_key(), std::move(p)).first;
+    }
+    const module& m = it->second->main();
+    std::vector<argument> params;
+    for (const auto& name : m.parameter_names()) params.push_back(in.at(static_cast<std::size_t>(std::stoul(name.substr(1)))));
+    std::vector<argument> out = run(m, params);
+    return out.size() == 1 ? out[0] : argument(std::move(out));
 }
 
 void dynamic_runner::finish_run() {

@@ -79,6 +79,9 @@ public:
     std::int64_t read_scalar(const argument& a, const std::string& why);
     // A device tensor of shape `s` (one element) holding `v`.
     argument scalar(const shape& s, std::int64_t v);
+    // An op with an expander (core/expand.hpp, onnx_node): the inputs it reads back, then its
+    // program lowered by the gpu passes (once per input shapes and values read) and run here.
+    argument run_expanded(const instruction& ins, std::span<const argument> args);
     // A generated kernel, compiled (or taken from the disk cache) the first time its source is seen.
     cudaKernel_t kernel(const kernel_source& src);
     // The distinct kernels loaded so far, and how many of them came from the disk cache.
@@ -102,6 +105,25 @@ kernel_source nonzero_write_kernel(const shape& x, const std::string& where);
 // range's writing start + i * delta for an element type.
 kernel_source compress_list_kernel(const shape& cond, const std::string& where);
 kernel_source range_kernel(dtype t, const std::string& where);
+
+// unique's kernels (unique_kernel.cpp) over a standard input of `outer` rows, `len` slices along
+// the axis and `inner` elements: each slice's representative (its first equal slice) and the
+// count of distinct slices, then the four results once that count is known.
+kernel_source unique_first_kernel(dtype t, std::size_t outer, std::size_t len, std::size_t inner,
+                                  const std::string& where);
+kernel_source unique_write_kernel(dtype t, std::size_t outer, std::size_t len, std::size_t inner, bool sorted,
+                                  const std::string& where);
+
+// nonmax_suppression's kernels (nms_kernel.cpp): the boxes kept per batch and class with their
+// counts, then the rows once the total is known. `limits` are the types of the optional inputs
+// present (max_output_boxes_per_class, iou_threshold, score_threshold).
+struct nms_geometry {
+    std::size_t batches = 0, classes = 0, boxes = 0;
+    dtype boxes_type = dtype::float32, scores_type = dtype::float32;
+    std::vector<dtype> limits;
+};
+kernel_source nms_select_kernel(const nms_geometry& g, bool center, const std::string& where);
+kernel_source nms_write_kernel(const nms_geometry& g, const std::string& where);
 
 // The gpu executable of a program main of which static_module refuses.
 std::unique_ptr<executable> make_dynamic_executable(program p, const compile_options& opts);

@@ -209,9 +209,9 @@ private:
     void build_kernels(lowering_context& ctx, const compile_options& opts, std::span<const kernel_binary> saved) {
         std::map<std::string, std::string> cubins;
         for (const auto& k : saved) cubins.emplace(k.name, std::string(k.code.begin(), k.code.end()));
-        kernel_settings ks{dev_.arch, opts.fast_math, opts.kernel_cache, {}};
+        kernel_settings_ = {dev_.arch, opts.fast_math, opts.kernel_cache, {}};
         kernel_build_stats kstats;
-        auto kernels = kernels_.build(ctx.sources, ks, kstats, cubins);
+        auto kernels = kernels_.build(ctx.sources, kernel_settings_, kstats, cubins);
         for (auto& l : ctx.launches) l.kernel = kernels[l.source];
         stats_.kernels = kstats.kernels;
         stats_.cache_hits = kstats.cache_hits;
@@ -233,6 +233,28 @@ private:
             values_[&ins] = argument(ins.get_shape(), weights_.data() + at, nullptr);
             at += ins.get_shape().bytes();
         }
+        // The DMAs of those pageable copies may still run when cudaMemcpy returns, and the stream
+        // is non-blocking: the steps must not start before they complete.
+        KILN_GPU_CHECK(cudaStreamSynchronize(nullptr), "uploading the literals");
+    }
+
+    // Output i, a strided view (a transpose, a slice), into a caller's dense device buffer: a copy
+    // kernel to the row-major layout, compiled the first time that output needs it.
+    void copy_to_dense(std::size_t i, std::byte* dst, const std::byte* src, const std::string& label) {
+        const shape& s = outputs_[i].ins->get_shape();
+        if (s.elements() == 0) return;
+        auto [it, fresh] = dense_copies_.try_emplace(i, nullptr);
+        if (fresh) {
+            elementwise_spec spec{{s}, shape(s.type(), s.lens()), "const auto y = x0;"};
+            kernel_build_stats built;
+            it->second = dense_kernels_.build({make_elementwise_kernel(spec, cat(label, " (", describe(prog_.main(), *outputs_[i].ins), ")"))},
+                                              kernel_settings_, built).at(0);
+        }
+        void* d = dst;
+        const void* x = src;
+        void* args[] = {&d, &x};
+        launch_dims dims = elementwise_launch(s.elements());
+        launch_kernel(it->second, dims.grid, dims.block, args, stream_.get(), cat("copying ", label, " on the device"));
     }
 
     // A device buffer of the caller: on this device, in the standard layout of `want`.
@@ -343,7 +365,9 @@ private:
         auto overlap = [](const std::byte* a, std::size_t an, const std::byte* b, std::size_t bn) { return a < b + bn && b < a + an; };
         for (std::size_t i = 0; i < outputs_.size(); ++i) {
             const shape& s = outputs_[i].ins->get_shape();
-            if (!s.is_tensor()) {   // a tuple's elements live apart: copied
+            // A tuple's elements live apart, and a strided view is not laid out as the caller's
+            // dense buffer: both copied.
+            if (!s.is_tensor() || !s.standard()) {
                 r.push_back({});
                 continue;
             }
@@ -419,6 +443,10 @@ private:
                 std::string label = cat("output ", i);
                 if (s.is_tuple()) fail(label, " is a tuple (", describe(m, *o.ins), "); a device buffer takes one tensor");
                 check_device_buffer(into[i], s, label);
+                if (!s.standard()) {
+                    copy_to_dense(i, into[i].arg.data(), source_of(address_of(*o.ins), bound), label);
+                    continue;
+                }
                 KILN_GPU_CHECK(cudaMemcpyAsync(into[i].arg.data(), source_of(address_of(*o.ins), bound), s.bytes(), cudaMemcpyDeviceToDevice,
                                                stream_.get()),
                                cat("copying ", label, " on the device"));
@@ -455,6 +483,9 @@ private:
     std::vector<output_slot> outputs_;
     std::unordered_map<const instruction*, argument> values_;   // every result's device memory
     kernel_set kernels_;
+    kernel_settings kernel_settings_;
+    kernel_set dense_kernels_;                                 // copy_to_dense's, built on first use
+    std::map<std::size_t, cudaKernel_t> dense_copies_;         // by output
     std::vector<gpu_step> steps_;
     std::deque<kernel_launch> launches_;
     std::vector<device_buffer> scratch_;
