@@ -1,5 +1,5 @@
 // Ops that make new tensors from values or shapes: range (ONNX Range), nonzero (ONNX NonZero),
-// one_hot (ONNX OneHot, declared in one_hot.hpp) and shape_of (ONNX Shape).
+// one_hot (ONNX OneHot, declared in one_hot.hpp) and shape_of (ONNX Shape, declared in generate.hpp).
 // range and nonzero are data-dependent: their output length is known only at compute, so
 // compute_shape gives a dynamic dim and compute returns the actual lens.
 #include <algorithm>
@@ -93,44 +93,21 @@ argument nonzero::compute(const shape&, std::span<const argument> args) const {
 }
 KILN_REGISTER_OP(nonzero)
 
-namespace {
+shape shape_of::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 1);
+    if (in[0].is_tuple()) fail("input 0 is a tuple");
+    auto [s, e] = bounds(in[0].ndim());
+    return {dtype::int64, std::vector<std::size_t>{e - s}};
+}
 
-// The input's lens [start, end) as int64 (ONNX Shape): negative bounds count from the rank and
-// bounds outside [0, rank] clamp to it, as ONNX specifies; the default end takes every dim.
-// The input may be dynamic: the output length depends only on its rank.
-struct shape_of {
-    std::int64_t start = 0;
-    std::int64_t end = std::numeric_limits<std::int64_t>::max();
-    static constexpr std::string_view name = "shape_of";
-    auto attributes() { return fields(field("start", start), field("end", end)); }
-
-    std::pair<std::size_t, std::size_t> bounds(std::size_t rank) const {
-        auto n = static_cast<std::int64_t>(rank);
-        auto clamp = [&](std::int64_t b) {
-            return static_cast<std::size_t>(std::clamp(b < 0 ? b + n : b, std::int64_t{0}, n));
-        };
-        std::size_t s = clamp(start), e = clamp(end);
-        return {s, std::max(s, e)};
-    }
-
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 1);
-        if (in[0].is_tuple()) fail("input 0 is a tuple");
-        auto [s, e] = bounds(in[0].ndim());
-        return {dtype::int64, std::vector<std::size_t>{e - s}};
-    }
-
-    argument compute(const shape& out, std::span<const argument> args) const {
-        const auto& lens = args[0].get_shape().lens();
-        auto [s, e] = bounds(lens.size());
-        std::vector<std::int64_t> values(lens.begin() + static_cast<std::ptrdiff_t>(s),
-                                         lens.begin() + static_cast<std::ptrdiff_t>(e));
-        return from_int64s(out, values);
-    }
-};
+argument shape_of::compute(const shape& out, std::span<const argument> args) const {
+    const auto& lens = args[0].get_shape().lens();
+    auto [s, e] = bounds(lens.size());
+    std::vector<std::int64_t> values(lens.begin() + static_cast<std::ptrdiff_t>(s),
+                                     lens.begin() + static_cast<std::ptrdiff_t>(e));
+    return from_int64s(out, values);
+}
 KILN_REGISTER_OP(shape_of)
-
-}  // namespace
 
 shape one_hot::compute_shape(std::span<const shape> in) const {
     check_input_count(in, 2);

@@ -483,6 +483,10 @@ TEST(gpu_no_device, control_flow_and_data_dependent_ops_run_on_the_dynamic_path)
             for (const auto& src : {gpu::nms_select_kernel(g, limits % 2 == 0, "a test"), gpu::nms_write_kernel(g, "a test")})
                 EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << src.code;
         }
+    // shape_of over a data-dependent shape runs on the dynamic path (its lens, no data read).
+    program lens_of = parse_text("x = @param:x -> float_type, {4}\n@0 = nonzero(x)\n@1 = shape_of(@0)\n@2 = @return(@1)\n");
+    EXPECT_FALSE(gpu::static_module(lens_of.main()));
+    EXPECT_NO_THROW(gpu::check_supported(lens_of.main()));
 }
 
 }  // namespace

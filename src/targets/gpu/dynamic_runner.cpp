@@ -139,11 +139,14 @@ std::int64_t dynamic_runner::read_scalar(const argument& a, const std::string& w
 }
 
 argument dynamic_runner::scalar(const shape& s, std::int64_t v) {
-    argument host = from_int64s(s, std::vector<std::int64_t>{v});
+    return upload(from_int64s(s, std::vector<std::int64_t>{v}), "writing a loop counter to the device");
+}
+
+argument dynamic_runner::upload(const argument& host, const std::string& why) {
+    const shape& s = host.get_shape();
     argument d = allocate(s);
     // From pageable memory: the copy has read it when the call returns.
-    KILN_GPU_CHECK(cudaMemcpyAsync(d.data(), host.data(), s.bytes(), cudaMemcpyHostToDevice, stream_),
-                   "writing a loop counter to the device");
+    KILN_GPU_CHECK(cudaMemcpyAsync(d.data(), host.data(), s.bytes(), cudaMemcpyHostToDevice, stream_), why);
     return d;
 }
 

@@ -79,6 +79,8 @@ public:
     std::int64_t read_scalar(const argument& a, const std::string& why);
     // A device tensor of shape `s` (one element) holding `v`.
     argument scalar(const shape& s, std::int64_t v);
+    // A small host tensor (a loop counter, shape_of's lens) copied to the device on the run's stream.
+    argument upload(const argument& host, const std::string& why);
     // An op with an expander (core/expand.hpp, onnx_node): the inputs it reads back, then its
     // program lowered by the gpu passes (once per input shapes and values read) and run here.
     argument run_expanded(const instruction& ins, std::span<const argument> args);

@@ -81,6 +81,19 @@ const gpu_dynamic_op_registrar compress_runs{{
     [](const instruction& ins) { return ins.get_operator().get_if<ops::compress>() != nullptr; },
     run_compress}};
 
+// shape_of over a value whose shape is known only when it runs: its lens, which the runner has on
+// the host (no data is read), copied to the device.
+argument run_shape_of(dynamic_runner& r, const instruction& ins, std::span<const argument> args) {
+    const auto& op = ins.get_operator().get<ops::shape_of>();
+    std::vector<shape> in{args[0].get_shape()};
+    return r.upload(op.compute(op.compute_shape(in), args), cat("writing the lens of ", ins.name(), " (node '", ins.source_name(), "')"));
+}
+
+const gpu_dynamic_op_registrar shape_of_runs{{
+    "shape_of (the lens the runner knows, copied to the device)",
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::shape_of>() != nullptr; },
+    run_shape_of}};
+
 const gpu_dynamic_op_registrar range_runs{{
     "range (start, limit and delta read back, then a kernel)",
     [](const instruction& ins) { return ins.get_operator().get_if<ops::range>() != nullptr; },
