@@ -13,6 +13,23 @@
 #include "ops/control.hpp"
 
 namespace kiln::ops {
+
+std::vector<std::size_t> stacked_lens(const std::vector<argument>& parts, const shape& stacked, std::size_t output) {
+    std::vector<std::size_t> lens{parts.size()};
+    if (parts.empty()) {
+        auto dims = stacked.dims();
+        for (std::size_t d = 1; d < dims.size(); ++d) lens.push_back(dims[d].min);
+        return lens;
+    }
+    const auto& first = parts[0].get_shape().lens();
+    lens.insert(lens.end(), first.begin(), first.end());
+    for (std::size_t i = 1; i < parts.size(); ++i)
+        if (parts[i].get_shape().lens() != first)
+            fail("scan output ", output, " has lens ", lens_to_string(first), " in iteration 0 but ",
+                 lens_to_string(parts[i].get_shape().lens()), " in iteration ", i);
+    return lens;
+}
+
 namespace {
 
 // ONNX gives flags and counts as scalars or 1-element tensors.
@@ -112,19 +129,7 @@ namespace {
 // Scan outputs of every iteration stacked along a new first axis. Elements go through int64 or
 // double, which hold every dtype exactly (packed int4 included).
 argument stack(const std::vector<argument>& parts, const shape& stacked, std::size_t output) {
-    std::vector<std::size_t> lens{parts.size()};
-    auto dims = stacked.dims();
-    if (parts.empty()) {
-        // No iteration ran: any inner lens give an empty tensor; the minimum fits the shape.
-        for (std::size_t d = 1; d < dims.size(); ++d) lens.push_back(dims[d].min);
-    } else {
-        const auto& first = parts[0].get_shape().lens();
-        lens.insert(lens.end(), first.begin(), first.end());
-        for (std::size_t i = 1; i < parts.size(); ++i)
-            if (parts[i].get_shape().lens() != first)
-                fail("scan output ", output, " has lens ", lens_to_string(first), " in iteration 0 but ",
-                     lens_to_string(parts[i].get_shape().lens()), " in iteration ", i);
-    }
+    std::vector<std::size_t> lens = stacked_lens(parts, stacked, output);
     shape s(stacked.type(), lens);
     if (is_float(s.type())) {
         std::vector<double> v;

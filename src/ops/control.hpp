@@ -23,6 +23,11 @@ struct if_op {
 // that grows, a tensor whose dims change between iterations). Their count depends on the data,
 // so scan outputs get a first dim {0..max_iterations}; running more iterations than that is an
 // error, not a truncation.
+// The lens of Loop's scan output `output` stacked from `parts` (one per iteration, equal lens)
+// along a new first dim; with no iteration, the inner dims' minimum lens of `stacked` (any inner
+// lens give an empty tensor; the minimum fits the shape). Parts of other lens are an error.
+std::vector<std::size_t> stacked_lens(const std::vector<argument>& parts, const shape& stacked, std::size_t output);
+
 struct loop {
     std::int64_t max_iterations = 0;
     static constexpr std::string_view name = "loop";

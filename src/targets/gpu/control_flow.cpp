@@ -31,18 +31,7 @@ argument run_if(dynamic_runner& r, const instruction& ins, std::span<const argum
 // iteration: the inner dims' minimum lens, as ref.
 argument stack(dynamic_runner& r, const instruction& ins, const std::vector<argument>& parts, const shape& stacked,
                std::size_t output) {
-    std::vector<std::size_t> lens{parts.size()};
-    if (parts.empty()) {
-        auto dims = stacked.dims();
-        for (std::size_t d = 1; d < dims.size(); ++d) lens.push_back(dims[d].min);
-    } else {
-        const auto& first = parts[0].get_shape().lens();
-        lens.insert(lens.end(), first.begin(), first.end());
-        for (std::size_t i = 1; i < parts.size(); ++i)
-            if (parts[i].get_shape().lens() != first)
-                fail("scan output ", output, " has lens ", lens_to_string(first), " in iteration 0 but ",
-                     lens_to_string(parts[i].get_shape().lens()), " in iteration ", i);
-    }
+    std::vector<std::size_t> lens = ops::stacked_lens(parts, stacked, output);
     argument out = r.allocate(shape(stacked.type(), lens));
     std::size_t at = 0;
     for (const auto& p : parts) {
