@@ -55,10 +55,11 @@ public:
         }
         if (ins.inputs().size() == 4) {
             const shape& ms = ins.inputs()[3]->get_shape();
-            memory::desc md = plain_desc(ms, 4);
-            if (ms.type() == dtype::bool_) {   // converted each run into a standard float mask
+            // A bool mask is converted each run into a standard float mask (oneDNN has no bool).
+            const bool is_bool = ms.type() == dtype::bool_;
+            memory::desc md = plain_desc(is_bool ? shape(dtype::float32, ms.lens()) : ms, 4);
+            if (is_bool) {
                 bool_mask_ = ms;
-                md = plain_desc(shape(dtype::float32, ms.lens()), 4);
                 m_ = memory(md, eng);
             } else {
                 m_ = memory(md, eng, nullptr);

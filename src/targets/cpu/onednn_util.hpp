@@ -8,6 +8,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "core/error.hpp"
 #include "core/module.hpp"
 
 namespace kiln {
@@ -42,7 +43,9 @@ inline memory::desc plain_desc(const shape& s, std::size_t rank = 0) {
     std::size_t known = lead;                          // dims from here on have their strides
     if (s.ndim() == 0 && rank > 0) st[--known] = 1;    // a scalar: its one element (no stride to copy)
     for (std::size_t i = known; i-- > 0;) st[i] = st[i + 1] * d[i + 1];
-    return memory::desc(d, *dnnl_type(s.type()), st);
+    auto t = dnnl_type(s.type());
+    if (!t) fail("cpu: oneDNN has no type for ", to_string(s));   // a caller's bug, never a guess
+    return memory::desc(d, *t, st);
 }
 
 inline shape transposed(const shape& s) {
