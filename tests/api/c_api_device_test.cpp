@@ -1,7 +1,8 @@
 // Device pointers the caller owns through the C API (kiln_argument_create_device): the ref target
 // refuses them with an error naming the input; on the gpu target inputs and outputs are read and
 // written on the device, checked against the same program on ref with host buffers, also after a
-// save and load. The gpu tests skip with one line where there is no GPU.
+// save and load, for a static program and for one with a Loop (which runs an instruction at a
+// time). The gpu tests skip with one line where there is no GPU.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -163,6 +164,100 @@ TEST(c_api_device, gpu_reads_and_writes_caller_device_buffers) {
             q->run({{"x", kc::argument::device(q->input_shape(0), dx.ptr)}},
                    {kc::argument(q->output_shape(0), host.data())});
             EXPECT_LT(max_rel(host, want), 1e-4) << "seed " << seed;
+        }
+    }
+}
+
+// y = tanh(v) after 3 iterations of v <- v + 0.5 * v * v from v = x, x [4, 64]: a Loop, so the gpu
+// runs it an instruction at a time.
+std::string loop_model() {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    g->set_name("loop");
+    auto value = [](onnx::ValueInfoProto* vi, const char* name, int type, std::vector<int> dims) {
+        vi->set_name(name);
+        auto* t = vi->mutable_type()->mutable_tensor_type();
+        t->set_elem_type(type);
+        auto* sh = t->mutable_shape();
+        for (int d : dims) sh->add_dim()->set_dim_value(d);
+    };
+    auto node = [](onnx::GraphProto* graph, const char* op, std::vector<const char*> in, const char* out) {
+        auto* n = graph->add_node();
+        n->set_op_type(op);
+        n->set_name(out);
+        for (auto* i : in) n->add_input(i);
+        n->add_output(out);
+        return n;
+    };
+    auto* loop = node(g, "Loop", {"trips", "go", "x"}, "v");
+    node(g, "Tanh", {"v"}, "y");
+    auto* attr = loop->add_attribute();
+    attr->set_name("body");
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    auto* body = attr->mutable_g();
+    body->set_name("body");
+    value(body->add_input(), "i", onnx::TensorProto::INT64, {});
+    value(body->add_input(), "cond", onnx::TensorProto::BOOL, {});
+    value(body->add_input(), "w", onnx::TensorProto::FLOAT, {4, 64});
+    node(body, "Identity", {"cond"}, "cond_out");
+    node(body, "Mul", {"w", "w"}, "sq");
+    node(body, "Mul", {"sq", "half"}, "step");
+    node(body, "Add", {"w", "step"}, "w_out");
+    value(body->add_output(), "cond_out", onnx::TensorProto::BOOL, {});
+    value(body->add_output(), "w_out", onnx::TensorProto::FLOAT, {4, 64});
+    auto* half = body->add_initializer();
+    half->set_name("half");
+    half->set_data_type(onnx::TensorProto::FLOAT);
+    half->add_float_data(0.5f);
+    auto* trips = g->add_initializer();
+    trips->set_name("trips");
+    trips->set_data_type(onnx::TensorProto::INT64);
+    trips->add_int64_data(3);
+    auto* go = g->add_initializer();
+    go->set_name("go");
+    go->set_data_type(onnx::TensorProto::BOOL);
+    go->add_int32_data(1);
+    value(g->add_input(), "x", onnx::TensorProto::FLOAT, {4, 64});
+    value(g->add_output(), "y", onnx::TensorProto::FLOAT, {4, 64});
+    return m.SerializeAsString();
+}
+
+// The Loop program with device input and output buffers, also after a save and load, against the
+// same iterations in double on the host (small inputs: the iteration stays bounded).
+TEST(c_api_device, gpu_reads_and_writes_caller_device_buffers_on_a_loop) {
+    std::string model = loop_model();
+    std::optional<kc::program> p;
+    try {
+        p = kc::program::parse_onnx_buffer(model.data(), model.size());
+        p->compile("gpu");
+    } catch (const kc::c_error& e) {
+        GTEST_SKIP() << "no GPU: " << e.what();
+    }
+    auto saved = std::filesystem::temp_directory_path() / ("kiln-device-loop-" + std::to_string(::getpid()) + ".kiln");
+    p->save(saved.string());
+    auto loaded = kc::program::load(saved.string());
+    std::filesystem::remove(saved);
+    device_floats dx(4 * 64), dy(4 * 64);
+    for (unsigned seed : {1u, 2u, 3u}) {
+        std::mt19937 gen(seed);
+        std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+        std::vector<float> x(4 * 64), want(4 * 64);
+        for (auto& v : x) v = u(gen);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            double v = x[i];
+            for (int k = 0; k < 3; ++k) v = v + 0.5 * v * v;
+            want[i] = static_cast<float>(std::tanh(v));
+        }
+        ASSERT_EQ(cudaMemcpy(dx.ptr, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+        for (kc::program* q : {&*p, &loaded}) {
+            ASSERT_EQ(cudaMemset(dy.ptr, 0xff, 4 * 64 * sizeof(float)), cudaSuccess);   // NaNs until written
+            q->run({{"x", kc::argument::device(q->input_shape(0), dx.ptr)}},
+                   {kc::argument::device(q->output_shape(0), dy.ptr)});
+            std::vector<float> got(4 * 64);
+            ASSERT_EQ(cudaMemcpy(got.data(), dy.ptr, got.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+            EXPECT_LT(max_rel(got, want), 1e-4) << "seed " << seed;
         }
     }
 }

@@ -156,8 +156,7 @@ TEST(gpu_executable, saved_programs_carry_cudnn_plans) {
 }
 
 // A Loop whose trip count is an input: the program runs an instruction at a time, matches ref for
-// each trip count, compiles its kernels in the first run only (the body's shapes repeat), and
-// refuses a device buffer, naming the input.
+// each trip count and compiles its kernels in the first run only (the body's shapes repeat).
 TEST(gpu_executable, a_loop_runs_an_instruction_at_a_time_and_repeated_shapes_compile_nothing) {
     temp_cache cache;
     program p = parse_text(
@@ -184,10 +183,75 @@ TEST(gpu_executable, a_loop_runs_an_instruction_at_a_time_and_repeated_shapes_co
         EXPECT_EQ(exe->stats().kernels, kernels) << "a repeated shape compiled a kernel";
     }
     EXPECT_GT(kernels, 0u);
-    argument x(shape(dtype::float32, std::vector<std::size_t>{3}));
-    caller_inputs in;
-    in.emplace("acc", caller_buffer{x, true});
-    EXPECT_THROW(exe->run_into(in, {}), error);
+}
+
+// A program that runs an instruction at a time on caller device buffers: device inputs are read in
+// place, an output a lowering computes (tanh) is written straight into the caller's buffer, a
+// Loop's scan output is copied on the device and a transposed view made dense by a copy kernel;
+// each run against ref on fresh inputs. A mis-shaped output buffer and a host pointer given as
+// device memory are errors naming them.
+TEST(gpu_executable, a_dynamic_program_reads_and_writes_caller_device_buffers) {
+    program p = parse_text(
+        "n = @param:n -> int64_type, {}\nc = @param:c -> bool_type, {}\nacc = @param:acc -> float_type, {2, 3}\n"
+        "inc = @param:inc -> float_type, {2, 3}\n@0 = loop[max_iterations=8](n,c,acc,inc), [body]\n"
+        "@1 = get_tuple_elem[index=0](@0)\n@2 = get_tuple_elem[index=2](@0)\n@3 = tanh(@1)\n"
+        "@4 = transpose[permutation={1, 0}](@3)\n@5 = @return(@3, @2, @4)\n\n"
+        "module: \"body\"\ni = @param:i -> int64_type, {}\ncond = @param:cond -> bool_type, {}\n"
+        "acc = @param:acc -> float_type, {2, 3}\ninc = @param:inc -> float_type, {2, 3}\n"
+        "@0 = convert[target_type=float_type](i)\n@1 = mul(inc,@0)\n@2 = add(acc,@1)\n@3 = @return(cond,@2,inc,@2)\n");
+    auto exe = make_target("gpu")->compile(p.clone());
+    auto ref = make_target("ref")->compile(p.clone());
+    const shape xs(dtype::float32, std::vector<std::size_t>{2, 3});
+    gpu::device_buffer acc(xs.bytes(), "acc"), inc(xs.bytes(), "inc"), y0(xs.bytes(), "y0"), y2(xs.bytes(), "y2");
+    for (std::int64_t trips : {4, 2}) {
+        param_map in = random_inputs(p, static_cast<std::uint64_t>(trips) + 20);
+        in["n"] = from_int64s(shape(dtype::int64), std::vector<std::int64_t>{trips});
+        in["c"] = from_int64s(shape(dtype::bool_), std::vector<std::int64_t>{1});
+        gpu::copy_to_device(acc.data(), in["acc"].data(), xs.bytes(), "acc");
+        gpu::copy_to_device(inc.data(), in["inc"].data(), xs.bytes(), "inc");
+        const shape ss(dtype::float32, std::vector<std::size_t>{static_cast<std::size_t>(trips), 2, 3});
+        const shape ts(dtype::float32, std::vector<std::size_t>{3, 2});
+        gpu::device_buffer y1(ss.bytes(), "y1");
+        caller_inputs ci{{"n", caller_buffer{in["n"]}},
+                         {"c", caller_buffer{in["c"]}},
+                         {"acc", caller_buffer{argument(xs, acc.data(), nullptr), true}},
+                         {"inc", caller_buffer{argument(xs, inc.data(), nullptr), true}}};
+        std::vector<caller_buffer> out{{argument(xs, y0.data(), nullptr), true},
+                                       {argument(ss, y1.data(), nullptr), true},
+                                       {argument(ts, y2.data(), nullptr), true}};
+        auto before = gpu::in_place_counts(*exe);
+        exe->run_into(ci, out);
+        auto after = gpu::in_place_counts(*exe);
+        EXPECT_EQ(after.inputs, before.inputs + 2) << "the device inputs were copied";
+        EXPECT_EQ(after.outputs, before.outputs + 1) << "tanh did not write the caller's buffer";
+        auto want = ref->run(in);
+        for (std::size_t i = 0; i < 3; ++i) {
+            argument got(out[i].arg.get_shape());
+            gpu::copy_to_host(got.data(), out[i].arg.data(), got.get_shape().bytes(), "y");
+            EXPECT_LT(rel_l2(got, want[i].copy()), 1e-6) << trips << " trips, output " << i;
+        }
+        // The scan output has a stacked length of `trips`: a buffer of another length is refused.
+        std::vector<caller_buffer> wrong = out;
+        wrong[1].arg = argument(shape(dtype::float32, std::vector<std::size_t>{7, 2, 3}), y1.data(), nullptr);
+        try {
+            exe->run_into(ci, wrong);
+            ADD_FAILURE() << "a mis-shaped output buffer was written";
+        } catch (const error& e) {
+            EXPECT_NE(std::string(e.what()).find("output 1 (@2 = get_tuple_elem"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("but its buffer is float_type, {7, 2, 3}"), std::string::npos) << e.what();
+        }
+    }
+    param_map in = random_inputs(p, 30);
+    caller_inputs ci;
+    for (const auto& [name, a] : in) ci[name] = caller_buffer{a};
+    ci["acc"].on_device = true;   // host memory claimed as device memory
+    try {
+        std::vector<caller_buffer> host(3, caller_buffer{argument(xs)});
+        exe->run_into(ci, host);
+        ADD_FAILURE() << "a host pointer ran as device memory";
+    } catch (const error& e) {
+        EXPECT_NE(std::string(e.what()).find("input 'acc' is given as a device buffer, but"), std::string::npos) << e.what();
+    }
 }
 
 TEST(gpu_executable, no_cache_compiles_every_kernel_and_writes_nothing) {

@@ -74,6 +74,49 @@ def test_cuda_input_through_dlpack_only():
     close(p.run({"x": OnlyDlpack(x)})["y"], x)
 
 
+def loop_model():
+    """y = tanh(v) after 3 iterations of v <- v + 0.5 * v * v from v = x, x [8, 64]: a Loop, so the
+    program runs an instruction at a time on the gpu."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"]),
+         helper.make_node("Mul", ["v", "v"], ["sq"]),
+         helper.make_node("Mul", ["sq", "half"], ["step"]),
+         helper.make_node("Add", ["v", "step"], ["v_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v", TensorProto.FLOAT, [8, 64])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [8, 64])],
+        [numpy_helper.from_array(np.array(0.5, np.float32), "half")])
+    nodes = [helper.make_node("Loop", ["trips", "go", "x"], ["v"], body=body, name="loop"),
+             helper.make_node("Tanh", ["v"], ["y"], name="act")]
+    graph = helper.make_graph(nodes, "loop", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 64])],
+                              [numpy_helper.from_array(np.array(3, np.int64), "trips"),
+                               numpy_helper.from_array(np.array(True), "go")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_cuda_tensors_on_a_program_with_a_loop():
+    p = kiln.parse_onnx(loop_model())
+    p.compile("gpu")
+    for seed in range(3):
+        torch.manual_seed(seed)
+        x = torch.rand(8, 64, device="cuda") * 0.5
+        v = x.double().cpu()
+        for _ in range(3):
+            v = v + 0.5 * v * v
+        want = torch.tanh(v)
+        y = torch.full((8, 64), float("nan"), device="cuda")
+        out = p.run({"x": x}, outputs={"y": y})
+        assert out["y"] is y
+        assert torch.allclose(y.double().cpu(), want, rtol=1e-5, atol=1e-6), (y.double().cpu() - want).abs().max()
+        assert torch.allclose(torch.as_tensor(p.run({"x": x})["y"]).double(), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(kiln.InputError, match="output 'y' computes"):
+        p.run({"x": x}, outputs=[torch.empty(8, 63, device="cuda")])
+
+
 def test_errors_name_the_buffer():
     p = compiled("gpu")
     with pytest.raises(kiln.InputError, match="input 'x' is float16, expected float32"):

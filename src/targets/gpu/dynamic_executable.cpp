@@ -1,8 +1,13 @@
 // The gpu executable of a program the static executable cannot plan (shapes not all static,
-// control flow, data-dependent ops): each run copies the inputs to the device, runs main through
-// the dynamic runner (dynamic_runner.hpp) and copies the outputs back. It synchronises where the
-// runner reads data back (docs/gpu.md lists where) and once at the end; it allocates as it goes,
-// from the runner's caching allocator, and compiles a kernel only for a shape it has not seen.
+// control flow, data-dependent ops): each run copies host inputs to the device (a caller's device
+// input is read in place), runs main through the dynamic runner (dynamic_runner.hpp) and copies
+// the outputs back (or into the caller's device buffers: main's last lowered instruction writes
+// straight into one where its shape allows). It synchronises where the runner reads data back
+// (docs/gpu.md lists where) and once at the end; it allocates as it goes, from the runner's
+// caching allocator, and compiles a kernel only for a shape it has not seen.
+#include <cstdint>
+#include <optional>
+
 #include "core/error.hpp"
 #include "core/eval.hpp"
 #include "targets/gpu/device.hpp"
@@ -14,6 +19,11 @@
 namespace kiln::gpu {
 namespace {
 
+bool overlap(const argument& a, const argument& b) {
+    const std::byte *p = a.data(), *q = b.data();
+    return p < q + b.get_shape().bytes() && q < p + a.get_shape().bytes();
+}
+
 class dynamic_executable final : public executable {
 public:
     dynamic_executable(program p, const compile_options& opts)
@@ -21,51 +31,142 @@ public:
           runner_(dev_, libs_, stream_.get(), opts) {
         check_supported(prog_.main());
         libs_.allow_tf32 = opts.allow_tf32;
+        KILN_GPU_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "creating the input-ready event");
         stats_.memory = "no memory plan: the program's shapes are not all static or it holds control flow or "
                         "data-dependent ops, so it runs an instruction at a time from a device caching allocator";
+    }
+    ~dynamic_executable() override {
+        if (ready_) cudaEventDestroy(ready_);
     }
 
     const program& get_program() const override { return prog_; }
     const executable_stats& stats() const override { return stats_; }
-    std::vector<argument> run(const param_map& inputs) override { return run_impl(inputs, nullptr); }
+    caller_buffers_in_place in_place() const { return in_place_; }
+    std::vector<argument> run(const param_map& inputs) override { return run_impl(host_buffers(inputs), {}, nullptr); }
     std::vector<argument> run_observed(const param_map& inputs, const instruction_observer& observe) override {
-        return run_impl(inputs, &observe);
+        return run_impl(host_buffers(inputs), {}, &observe);
     }
     void run_into(const caller_inputs& inputs, std::span<const caller_buffer> outputs) override {
-        for (const auto& [name, b] : inputs)
-            if (b.on_device)
-                fail("input '", name, "' is a device buffer, but this gpu program runs an instruction at a time ",
-                     "(its shapes are not all static, or it holds control flow or data-dependent ops), which takes ",
-                     "host buffers only so far");
-        for (std::size_t i = 0; i < outputs.size(); ++i)
-            if (outputs[i].on_device)
-                fail("output ", i, " is a device buffer, but this gpu program runs an instruction at a time, which ",
-                     "takes host buffers only so far");
-        executable::run_into(inputs, outputs);
+        std::size_t count = prog_.main().output_shapes().size();
+        if (outputs.size() != count) fail(outputs.size(), " output buffers given, the program has ", count, " outputs");
+        run_impl(inputs, outputs, nullptr);
     }
 
 private:
-    std::vector<argument> run_impl(const param_map& inputs, const instruction_observer* observe) {
+    static caller_inputs host_buffers(const param_map& inputs) {
+        caller_inputs r;
+        for (const auto& [name, a] : inputs) r.emplace(name, caller_buffer{a});
+        return r;
+    }
+
+    // A caller's device input, read in place: its type and lens fit the parameter (dynamic dims
+    // bound), it is contiguous and on this device; the stream waits for the stream it is ready on.
+    argument device_input(const instruction& param, const caller_buffer& b) {
+        const module& m = prog_.main();
+        std::string label = cat("input '", m.parameter_name(param), "'");
+        argument a = bind_input(m, param, b.arg);
+        if (!a.get_shape().standard())
+            fail(label, ": a device buffer must be contiguous (row-major), got ", to_string(a.get_shape()));
+        if (std::string why = check_device_pointer(a.data(), dev_); !why.empty())
+            fail(label, " is given as a device buffer, but ", why);
+        auto* on = static_cast<cudaStream_t>(b.ready_on);
+        KILN_GPU_CHECK(cudaEventRecord(ready_, on ? on : cudaStreamLegacy), cat("waiting for ", label));
+        KILN_GPU_CHECK(cudaStreamWaitEvent(stream_.get(), ready_, 0), cat("waiting for ", label));
+        ++in_place_.inputs;
+        return argument(a.get_shape(), a.data(), nullptr);
+    }
+
+    argument host_input(const instruction& param, const argument& given) {
+        const module& m = prog_.main();
+        argument a = bind_input(m, param, given);
+        if (!a.get_shape().standard()) a = a.copy();
+        argument d = runner_.allocate(a.get_shape());
+        // From pageable memory: the copy has read it when the call returns.
+        KILN_GPU_CHECK(cudaMemcpyAsync(d.data(), a.data(), a.get_shape().bytes(), cudaMemcpyHostToDevice, stream_.get()),
+                       cat("copying input '", m.parameter_name(param), "' to the device"));
+        return d;
+    }
+
+    // Main's results computed by a lowering go straight into the caller's device output buffers
+    // that are on this device, 256-byte aligned (as library plans assume) and apart from every
+    // caller device buffer (an input still read, another output).
+    void choose_destinations(const caller_inputs& inputs, std::span<const caller_buffer> into) {
+        const module& m = prog_.main();
+        const instruction& ret = *m.get_return();
+        auto apart = [&](std::size_t i) {
+            const argument& a = into[i].arg;
+            if (reinterpret_cast<std::uintptr_t>(a.data()) % 256 != 0 || !a.get_shape().standard()) return false;
+            for (const auto& [name, b] : inputs)
+                if (b.on_device && overlap(b.arg, a)) return false;
+            for (std::size_t j = 0; j < into.size(); ++j)
+                if (j != i && into[j].on_device && overlap(into[j].arg, a)) return false;
+            for (std::size_t j = 0; j < i; ++j)   // returned twice: the later output is copied
+                if (ret.inputs()[j] == ret.inputs()[i]) return false;
+            return true;
+        };
+        for (std::size_t i = 0; i < into.size(); ++i) {
+            if (!into[i].on_device) continue;
+            if (std::string why = check_device_pointer(into[i].arg.data(), dev_); !why.empty())
+                fail(output_label(i), " is given as a device buffer, but ", why);
+            if (apart(i)) runner_.write_into(*ret.inputs()[i], into[i].arg);
+        }
+    }
+
+    std::string output_label(std::size_t i) const {
+        const module& m = prog_.main();
+        return cat("output ", i, " (", describe(m, *m.get_return()->inputs().at(i)), ")");
+    }
+
+    // Result i into the caller's device buffer: already there when its instruction wrote it in
+    // place, else one device-to-device copy (a copy kernel to the row-major layout for a view).
+    void to_device_output(std::size_t i, const argument& v, const argument& buf) {
+        std::string label = output_label(i);
+        const shape &s = v.get_shape(), &b = buf.get_shape();
+        if (!s.is_tensor()) fail(label, " is ", to_string(s), "; a device buffer takes one tensor");
+        if (s.type() != b.type() || s.lens() != b.lens())
+            fail(label, " computes ", to_string(shape(s.type(), s.lens())), " but its buffer is ", to_string(b));
+        if (!b.standard()) fail(label, ": a device buffer must be contiguous (row-major), got ", to_string(b));
+        if (s.elements() == 0) return;
+        if (v.data() == buf.data() && s.standard()) {
+            ++in_place_.outputs;
+            return;
+        }
+        if (s.standard()) {
+            KILN_GPU_CHECK(cudaMemcpyAsync(buf.data(), v.data(), s.bytes(), cudaMemcpyDeviceToDevice, stream_.get()),
+                           cat("copying ", label, " on the device"));
+            return;
+        }
+        std::vector<argument> in{v};
+        runner_.launch(*prog_.main().get_return()->inputs().at(i), make_op("contiguous"), in, &buf);
+    }
+
+    std::vector<argument> run_impl(const caller_inputs& inputs, std::span<const caller_buffer> into,
+                                   const instruction_observer* observe) {
         use_device(dev_);
         const module& m = prog_.main();
         auto params = m.parameters();
-        auto ordered = order_inputs(m, inputs);
-        std::vector<argument> in;
-        for (std::size_t i = 0; i < params.size(); ++i) {
-            argument a = bind_input(m, *params[i], ordered[i]);
-            if (!a.get_shape().standard()) a = a.copy();
-            argument d = runner_.allocate(a.get_shape());
-            // From pageable memory: the copy has read it when the call returns.
-            KILN_GPU_CHECK(cudaMemcpyAsync(d.data(), a.data(), a.get_shape().bytes(), cudaMemcpyHostToDevice, stream_.get()),
-                           cat("copying input '", m.parameter_name(*params[i]), "' to the device"));
-            in.push_back(d);
-        }
+        param_map args;
+        for (const auto& [name, b] : inputs) args.emplace(name, b.arg);
+        order_inputs(m, args);   // a missing or unknown input is an error naming it
         std::vector<argument> r;
         try {
+            std::vector<argument> in;
+            for (const auto& p : params) {
+                const caller_buffer& b = inputs.find(m.parameter_name(*p))->second;
+                in.push_back(b.on_device ? device_input(*p, b) : host_input(*p, b.arg));
+            }
+            choose_destinations(inputs, into);
             auto outs = runner_.run(m, in, observe);
+            for (std::size_t i = 0; i < outs.size(); ++i) {
+                if (i < into.size() && into[i].on_device) {
+                    to_device_output(i, outs[i], into[i].arg);
+                    continue;
+                }
+                // Synchronises: after it every launch has run.
+                r.push_back(runner_.to_host(outs[i], "copying an output to the host"));
+            }
             stream_.synchronize("running the program (an asynchronous error of an earlier launch; run with verify or "
                                 "perf to find its instruction)");
-            for (const auto& o : outs) r.push_back(runner_.to_host(o, "copying an output to the host"));
         } catch (...) {
             cudaStreamSynchronize(stream_.get());
             runner_.finish_run();   // a failed check explains a later error better
@@ -74,6 +175,8 @@ private:
         runner_.finish_run();
         stats_.kernels = runner_.kernel_stats().kernels;
         stats_.cache_hits = runner_.kernel_stats().cache_hits;
+        for (std::size_t i = 0, h = 0; i < into.size(); ++i)
+            if (!into[i].on_device) copy_result(r[h++], into[i].arg, cat("#", i));
         return r;
     }
 
@@ -82,6 +185,8 @@ private:
     stream stream_;
     library_handles libs_;
     dynamic_runner runner_;
+    cudaEvent_t ready_ = nullptr;
+    caller_buffers_in_place in_place_;
     executable_stats stats_;
 };
 
@@ -89,6 +194,12 @@ private:
 
 std::unique_ptr<executable> make_dynamic_executable(program p, const compile_options& opts) {
     return std::make_unique<dynamic_executable>(std::move(p), opts);
+}
+
+std::optional<caller_buffers_in_place> dynamic_in_place_counts(const executable& e) {
+    auto* d = dynamic_cast<const dynamic_executable*>(&e);
+    if (!d) return std::nullopt;
+    return d->in_place();
 }
 
 }  // namespace kiln::gpu

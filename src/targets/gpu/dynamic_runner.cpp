@@ -116,6 +116,7 @@ struct dynamic_runner::state {
     std::vector<std::unique_ptr<lowered_call>> calls;         // this run's
     kernel_build_stats built;
     std::unordered_map<const instruction*, expansions> expanded;
+    std::unordered_map<const instruction*, argument> destinations;   // this run's (write_into)
 };
 
 dynamic_runner::dynamic_runner(const device_info& dev, library_handles& libs, cudaStream_t s,
@@ -156,7 +157,8 @@ argument dynamic_runner::standard(const instruction& ins, const argument& a) {
     return launch(ins, make_op("contiguous"), in);
 }
 
-argument dynamic_runner::launch(const instruction& ins, const operation& op, std::span<const argument> args) {
+argument dynamic_runner::launch(const instruction& ins, const operation& op, std::span<const argument> args,
+                                const argument* into) {
     auto call = std::make_unique<lowered_call>();
     std::vector<instruction_ref> params;
     for (std::size_t i = 0; i < args.size(); ++i) params.push_back(call->m.add_parameter(cat("x", i), args[i].get_shape()));
@@ -173,7 +175,10 @@ argument dynamic_runner::launch(const instruction& ins, const operation& op, std
         fail("gpu: no GPU implementation for ", describe(call->m, *r), " with inputs ", shapes,
              " (kiln does not fall back to the host)");
     }
-    argument out = allocate(r->get_shape());
+    const shape& rs = r->get_shape();
+    bool fits = into && rs.is_tensor() && rs.standard() && rs.type() == into->get_shape().type() &&
+                rs.lens() == into->get_shape().lens();
+    argument out = fits ? argument(rs, into->data(), nullptr) : allocate(rs);
     if (!out.get_shape().is_tuple() && out.get_shape().elements() == 0) return out;   // nothing to write
     std::unordered_map<const instruction*, std::byte*> address;
     for (std::size_t i = 0; i < args.size(); ++i) address[&*params[i]] = args[i].data();
@@ -275,8 +280,11 @@ argument dynamic_runner::run_instruction(const instruction& ins, std::span<const
     std::vector<shape> shapes;
     for (const auto& a : args) shapes.push_back(a.get_shape());
     if (ins.get_operator().output_alias(shapes) >= 0) return view(ins.get_operator(), args);
-    return launch(ins, ins.get_operator(), args);
+    auto into = st_->destinations.find(&ins);
+    return launch(ins, ins.get_operator(), args, into == st_->destinations.end() ? nullptr : &into->second);
 }
+
+void dynamic_runner::write_into(const instruction& ins, const argument& into) { st_->destinations[&ins] = into; }
 
 // Views only compute where they point, never read, so their reference compute runs over device
 // values.
@@ -333,6 +341,7 @@ argument dynamic_runner::run_expanded(const instruction& ins, std::span<const ar
 }
 
 void dynamic_runner::finish_run() {
+    st_->destinations.clear();
     auto calls = std::move(st_->calls);
     for (const auto& c : calls) {
         if (!c->flags->used()) continue;

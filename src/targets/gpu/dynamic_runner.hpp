@@ -13,6 +13,7 @@
 //    result size (docs/gpu.md lists each). Nothing is computed on the host.
 #pragma once
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "core/eval.hpp"
 #include "core/module.hpp"
 #include "core/target.hpp"
+#include "targets/gpu/graph_bindings.hpp"
 #include "targets/gpu/kernel_compiler.hpp"
 
 
@@ -72,8 +74,14 @@ public:
     argument standard(const instruction& ins, const argument& a);
     // The result of a view op (output_alias >= 0) over device values: where it points.
     argument view(const operation& op, std::span<const argument> args);
-    // Lowers `op` over `args` (their actual shapes) as `ins`'s work and launches it.
-    argument launch(const instruction& ins, const operation& op, std::span<const argument> args);
+    // Lowers `op` over `args` (their actual shapes) as `ins`'s work and launches it. The result
+    // goes to `into` (a caller's dense device buffer) when it has the result's type and lens,
+    // else to fresh memory.
+    argument launch(const instruction& ins, const operation& op, std::span<const argument> args,
+                    const argument* into = nullptr);
+    // Until finish_run: main's instruction `ins`, when a lowering computes it with `into`'s type
+    // and lens, writes its result there (a caller's output buffer) instead of fresh memory.
+    void write_into(const instruction& ins, const argument& into);
     // One element of a device scalar or 1-element tensor, read to the host: a synchronisation,
     // `why` says which (it names the instruction in errors).
     std::int64_t read_scalar(const argument& a, const std::string& why);
@@ -129,5 +137,7 @@ kernel_source nms_write_kernel(const nms_geometry& g, const std::string& where);
 
 // The gpu executable of a program main of which static_module refuses.
 std::unique_ptr<executable> make_dynamic_executable(program p, const compile_options& opts);
+// The caller buffers its runs read or wrote in place, or nothing for another executable.
+std::optional<caller_buffers_in_place> dynamic_in_place_counts(const executable& e);
 
 }  // namespace kiln::gpu

@@ -503,8 +503,8 @@ private:
 }  // namespace
 
 caller_buffers_in_place in_place_counts(const executable& e) {
-    auto* g = dynamic_cast<const gpu_executable*>(&e);
-    return g ? g->in_place() : caller_buffers_in_place{};
+    if (auto* g = dynamic_cast<const gpu_executable*>(&e)) return g->in_place();
+    return dynamic_in_place_counts(e).value_or(caller_buffers_in_place{});
 }
 
 namespace {
