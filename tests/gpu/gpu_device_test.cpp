@@ -3,6 +3,7 @@
 // views, literals and staging, each against the host.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -258,6 +259,54 @@ TEST(gpu_device, checking_kernels_fail_naming_the_node) {
                 ADD_FAILURE() << (t == &gpu ? "gpu" : "ref") << ": no error";
             } catch (const error& e) {
                 EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+            }
+        }
+        EXPECT_TRUE(gpu->run(good)[0].copy().same_values(want));
+    }
+}
+
+// Signed integer Pow, lone and in a fused region: on fresh random bases and exponents (negative
+// ones too, where the base is not 0) it matches ref; one 0 raised to a negative power fails the
+// run with ref's message naming the instruction; the executable then runs again.
+TEST(gpu_device, integer_pow_of_zero_to_a_negative_power_fails_as_ref) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"a = @param:a -> int32_type, {64}\nb = @param:b -> int32_type, {64}\n@0 = pow(a,b)\n@1 = @return(@0)\n",
+         "@0 = pow: pow: 0 raised to the negative power -3"},
+        {"a = @param:a -> int64_type, {64}\nb = @param:b -> int64_type, {64}\n@0 = pointwise(a,b), [pointwise0]\n"
+         "@1 = @return(@0)\n\nmodule: \"pointwise0\"\nx0 = @param:x0 -> int64_type, {64}\n"
+         "x1 = @param:x1 -> int64_type, {64}\n@0 = pow(x0,x1)\n@1 = mul(@0,x0)\n@2 = @return(@1)\n",
+         "@0 = pointwise: pow: 0 raised to the negative power -3"},
+    };
+    compile_options opts;
+    opts.optimize = false;
+    for (const auto& [text, message] : cases) {
+        SCOPED_TRACE(text);
+        program p = parse_text(text);
+        auto gpu = make_target("gpu")->compile(p.clone(), opts);
+        auto ref = make_target("ref")->compile(p.clone(), opts);
+        param_map good = random_inputs(p.main(), 23);
+        auto a = to_int64s(good.at("a")), b = to_int64s(good.at("b"));
+        for (std::size_t e = 0; e < a.size(); ++e) {
+            a[e] = a[e] % 5;        // small bases, 0 and ±1 among them
+            b[e] = b[e] % 7 - 2;    // exponents from -8 to 4
+            if (a[e] == 0 && b[e] < 0) b[e] = -b[e];
+        }
+        ASSERT_NE(std::count(a.begin(), a.end(), 0), 0) << "no zero base: the test would not test it";
+        good["a"] = from_int64s(good.at("a").get_shape(), a);
+        good["b"] = from_int64s(good.at("b").get_shape(), b);
+        auto want = ref->run(good)[0].copy();
+        EXPECT_TRUE(gpu->run(good)[0].copy().same_values(want));
+        param_map bad = good;
+        a[17] = 0;
+        b[17] = -3;
+        bad["a"] = from_int64s(good.at("a").get_shape(), a);
+        bad["b"] = from_int64s(good.at("b").get_shape(), b);
+        for (auto* t : {&ref, &gpu}) {
+            try {
+                (*t)->run(bad);
+                ADD_FAILURE() << (t == &gpu ? "gpu" : "ref") << ": no error";
+            } catch (const error& e) {
+                EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
             }
         }
         EXPECT_TRUE(gpu->run(good)[0].copy().same_values(want));

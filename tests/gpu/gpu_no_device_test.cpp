@@ -326,7 +326,8 @@ struct lowered_without_device {
 
 // The run-time checks' host side, for each kernel that checks its data: Gather, GatherElements,
 // GatherND, ScatterElements and ScatterND indices, integer Div and Mod divisors in lone ops and in
-// a fused region (two checked ops: the slot's value says which failed). Each takes its
+// a fused region (two checked ops: the slot's value says which failed), signed integer Pow's 0 to
+// a negative power (the slot's value is the exponent). Each takes its
 // instruction's error slot and compiles for sm_90; no slot set, no error; a recorded failure reads
 // as ref's error for that instruction. On the device: gpu_device_test.cpp's
 // gather_index_out_of_range_fails_naming_the_node and checking_kernels_fail_naming_the_node.
@@ -336,7 +337,7 @@ TEST(gpu_no_device, checking_kernels_compile_and_word_failures_as_ref) {
         gpu::error_slot recorded;
         std::string message;
     };
-    const std::uint32_t index = 1, zero = 2;
+    const std::uint32_t index = 1, zero = 2, negative_power = 3;
     const std::string div_mod_region =
         "a = @param:a -> int32_type, {4}\nb = @param:b -> int32_type, {4}\n@0 = pointwise(a,b), [pointwise0]\n"
         "@1 = @return(@0)\n\nmodule: \"pointwise0\"\nx0 = @param:x0 -> int32_type, {4}\n"
@@ -366,6 +367,12 @@ TEST(gpu_no_device, checking_kernels_compile_and_word_failures_as_ref) {
          {zero, 0, 0, 0}, ": mod: integer modulus by zero"},
         {div_mod_region, {zero, 0, 0, 1}, "@0 = pointwise: div: integer division by zero"},
         {div_mod_region, {zero, 0, 1, 1}, "@0 = pointwise: mod: integer modulus by zero"},
+        {"a = @param:a -> int64_type, {4}\nb = @param:b -> int64_type, {4}\n@0 = pow(a,b)\n@1 = @return(@0)\n",
+         {negative_power, 0, -2, 3}, "@0 = pow: pow: 0 raised to the negative power -2"},
+        {"a = @param:a -> int8_type, {4}\nb = @param:b -> int8_type, {4}\n@0 = pointwise(a,b), [pointwise0]\n"
+         "@1 = @return(@0)\n\nmodule: \"pointwise0\"\nx0 = @param:x0 -> int8_type, {4}\n"
+         "x1 = @param:x1 -> int8_type, {4}\n@0 = div(x0,x1)\n@1 = pow(x0,x1)\n@2 = add(@0,@1)\n@3 = @return(@2)\n",
+         {negative_power, 0, -5, 0}, "@0 = pointwise: pow: 0 raised to the negative power -5"},
     };
     for (const auto& c : cases) {
         lowered_without_device l(c.text);

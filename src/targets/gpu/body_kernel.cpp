@@ -53,27 +53,38 @@ std::string scalar_literal(const argument& a) {
 
 bool divisor_checks::needed(const instruction& b) {
     const operation& op = b.get_operator();
-    return (op.get_if<ops::div>() || op.get_if<ops::mod>()) && is_integral(b.get_shape().type());
+    dtype t = b.get_shape().type();
+    if (!is_integral(t)) return false;
+    return op.get_if<ops::div>() || op.get_if<ops::mod>() || (op.get_if<ops::pow>() && is_signed(t));   // unsigned: no negative power
 }
 
-std::string divisor_checks::divisor(const instruction& b, const std::string& expr) {
+void divisor_checks::check(const instruction& b, std::vector<std::string>& args) {
+    if (b.get_operator().get_if<ops::pow>()) {
+        powers_ = true;
+        args.at(0) = cat("kiln::checked_power_base(", args.at(0), ", ", args.at(1), ", err, ", position_, ")");
+        return;
+    }
     std::string message = cat(b.name(), b.get_operator().get_if<ops::div>() ? ": integer division by zero"
                                                                            : ": integer modulus by zero");
     auto it = std::find(messages_.begin(), messages_.end(), message);
     std::size_t k = static_cast<std::size_t>(it - messages_.begin());
     if (it == messages_.end()) messages_.push_back(message);
-    return cat("kiln::checked_divisor(", expr, ", err, ", k, "ll, ", position_, ")");
+    args.at(1) = cat("kiln::checked_divisor(", args.at(1), ", err, ", k, "ll, ", position_, ")");
 }
 
 void* divisor_checks::slot(lowering_context& ctx, const instruction& ins) const {
-    return ctx.error_slot(ins, [messages = messages_](const error_slot& s) { return messages.at(static_cast<std::size_t>(s.value)); });
+    return ctx.error_slot(ins, [messages = messages_](const error_slot& s) {
+        if (s.code == static_cast<std::uint32_t>(error_code::zero_to_negative_power))
+            return cat("pow: 0 raised to the negative power ", s.value);   // ref's words (ops/binary.cpp)
+        return messages.at(static_cast<std::size_t>(s.value));
+    });
 }
 
 std::string pointwise_value(const instruction& b, std::vector<std::string> args, const std::string& where,
                             divisor_checks& checks) {
     dtype ty = b.get_shape().type();
     if (const auto* c = b.get_operator().get_if<ops::convert>()) return convert_value(*c, args.at(0));
-    if (divisor_checks::needed(b)) args.at(1) = checks.divisor(b, args.at(1));
+    if (divisor_checks::needed(b)) checks.check(b, args);
     auto e = b.get_operator().scalar_expr(args);
     if (!e) fail("gpu: pointwise op without a scalar expression: ", where);
     // Integer helpers compute in 64 bits; the result wraps to the element type.

@@ -17,30 +17,33 @@ struct body_operand {
     shape s;
 };
 
-// The run-time check of a kernel's integer divisions and moduli (ref throws on a zero divisor;
-// the scalar helpers give 0): each such op's divisor goes through kiln::checked_divisor
-// (device/kiln_error.cuh), which records a zero in the instruction's error slot, the kernel's
-// parameter `err`; the run then fails with ref's message ("div: integer division by zero").
+// The run-time checks of a kernel's integer arithmetic where ref throws and the scalar helpers
+// give 0: each integer div or mod's divisor goes through kiln::checked_divisor, each integer pow's
+// base through kiln::checked_power_base (0 to a negative power; device/kiln_error.cuh), which
+// record the failure in the instruction's error slot, the kernel's parameter `err`; the run then
+// fails with ref's message ("div: integer division by zero", "pow: 0 raised to the negative
+// power -2").
 class divisor_checks {
 public:
     // `position`: the kernel's expression of the element being computed ("i").
     explicit divisor_checks(std::string position) : position_(std::move(position)) {}
-    // Whether b is an integer div or mod, whose divisor needs the check.
+    // Whether b is an integer div, mod or pow, whose operands need the check.
     static bool needed(const instruction& b);
-    // b's divisor expression, checked.
-    std::string divisor(const instruction& b, const std::string& expr);
-    bool any() const { return !messages_.empty(); }
+    // b's operand expressions with the check applied (its divisor, or its base).
+    void check(const instruction& b, std::vector<std::string>& args);
+    bool any() const { return !messages_.empty() || powers_; }
     // The instruction's error slot, for the kernel's `err` parameter.
     void* slot(lowering_context& ctx, const instruction& ins) const;
 
 private:
     std::string position_;
-    std::vector<std::string> messages_;   // ref's message for each checked op, by its number
+    std::vector<std::string> messages_;   // ref's message for each checked div or mod, by its number
+    bool powers_ = false;                  // an integer pow is checked
 };
 
 // The expression of pointwise op `b` over its operands' expressions (its scalar_expr, or its
-// cast for convert), rounded to its element type as ref stores it; integer divisions and moduli
-// check their divisor through `checks`. Throws naming `where`.
+// cast for convert), rounded to its element type as ref stores it; integer divisions, moduli and
+// powers check their operands through `checks`. Throws naming `where`.
 std::string pointwise_value(const instruction& b, std::vector<std::string> args, const std::string& where,
                             divisor_checks& checks);
 // v as a C++ double constant, exactly (NaN and infinities too).

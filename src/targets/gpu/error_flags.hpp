@@ -26,7 +26,7 @@ struct error_slot {
 };
 static_assert(sizeof(error_slot) == 24);
 
-enum class error_code : std::uint32_t { index_out_of_range = 1, division_by_zero = 2 };
+enum class error_code : std::uint32_t { index_out_of_range = 1, division_by_zero = 2, zero_to_negative_power = 3 };
 
 // Words a recorded failure (without the instruction, which the error adds).
 using error_explainer = std::function<std::string(const error_slot&)>;

@@ -1,5 +1,5 @@
 // Run-time checks in generated kernels. Generated code cannot throw, so a kernel that can meet bad
-// data (an index out of range, an integer division by zero) takes its instruction's error slot
+// data (an index out of range, an integer division by zero, 0 to a negative integer power) takes its instruction's error slot
 // as its last parameter and records the first failure there with kiln::raise; it then writes
 // something harmless (never reads or writes out of bounds) and goes on. After each run the
 // executable reads every slot back at once (error_flags.hpp) and throws naming the instruction.
@@ -20,6 +20,7 @@ struct error_slot {
 enum error_code : u32 {
     error_index_out_of_range = 1,   // value: the index; position: its element in the indices
     error_division_by_zero = 2,     // value: which op of the kernel; position: the element
+    error_zero_to_negative_power = 3,   // value: the exponent; position: the element
 };
 
 // Records a failure unless one is recorded already (the first thread wins; the others' are the
@@ -46,6 +47,14 @@ __device__ __forceinline__ i64 checked_index(i64 k, i64 n, error_slot* slot, u64
 template <class C> __device__ __forceinline__ C checked_divisor(C b, error_slot* slot, i64 op, u64 position) {
     if (b == C(0)) raise(slot, error_division_by_zero, op, position);
     return b;
+}
+
+// The base of an integer pow, recording 0 raised to a negative exponent (value: the exponent,
+// position: the element); the scalar helper then gives 0 for that element.
+template <class C, class E>
+__device__ __forceinline__ C checked_power_base(C a, E b, error_slot* slot, u64 position) {
+    if (a == C(0) && b < E(0)) raise(slot, error_zero_to_negative_power, static_cast<i64>(b), position);
+    return a;
 }
 
 }  // namespace kiln
