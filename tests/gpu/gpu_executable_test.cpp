@@ -17,6 +17,7 @@
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
 #include "targets/gpu/device.hpp"
+#include "targets/gpu/dynamic_runner.hpp"
 #include "targets/gpu/graph_bindings.hpp"
 #include "tools/saved_program.hpp"
 
@@ -252,6 +253,35 @@ TEST(gpu_executable, a_dynamic_program_reads_and_writes_caller_device_buffers) {
     } catch (const error& e) {
         EXPECT_NE(std::string(e.what()).find("input 'acc' is given as a device buffer, but"), std::string::npos) << e.what();
     }
+}
+
+// A Loop of 1,000 iterations runs in the device memory of 10: its runner's caching allocator holds
+// and uses at most what it did after 10 iterations (each instruction gives back its scratch, here
+// det's working matrices, at once, and takes one error slot per run for its checked mod, not one
+// per iteration), and the result matches ref.
+TEST(gpu_executable, a_long_loop_does_not_grow_device_memory) {
+    program p = parse_text(
+        "n = @param:n -> int64_type, {}\nc = @param:c -> bool_type, {}\nacc = @param:acc -> float_type, {2}\n"
+        "m = @param:m -> float_type, {2, 3, 3}\n@0 = loop[max_iterations=5000](n,c,acc,m), [body]\n"
+        "@1 = get_tuple_elem[index=0](@0)\n@2 = @return(@1)\n\n"
+        "module: \"body\"\ni = @param:i -> int64_type, {}\ncond = @param:cond -> bool_type, {}\n"
+        "acc = @param:acc -> float_type, {2}\nm = @param:m -> float_type, {2, 3, 3}\n"
+        "@0 = det(m)\n@1 = @literal{3} -> int64_type, {}\n@2 = mod(i,@1)\n@3 = convert[target_type=float_type](@2)\n"
+        "@4 = mul(@0,@3)\n@5 = add(acc,@4)\n@6 = @return(cond,@5,m)\n");
+    auto exe = make_target("gpu")->compile(p.clone());
+    auto ref = make_target("ref")->compile(p.clone());
+    std::vector<gpu::dynamic_memory> after;
+    for (std::int64_t trips : {10, 1000}) {
+        param_map in = random_inputs(p, static_cast<std::uint64_t>(trips));
+        in["n"] = from_int64s(shape(dtype::int64), std::vector<std::int64_t>{trips});
+        in["c"] = from_int64s(shape(dtype::bool_), std::vector<std::int64_t>{1});
+        EXPECT_LT(rel_l2(exe->run(in)[0], ref->run(in)[0]), 1e-5) << trips << " trips";
+        after.push_back(gpu::dynamic_memory_of(*exe).value());
+    }
+    EXPECT_GT(after[0].reserved, 0u);
+    EXPECT_EQ(after[1].reserved, after[0].reserved) << "1,000 iterations took more device memory than 10";
+    EXPECT_EQ(after[1].peak_in_use, after[0].peak_in_use) << "1,000 iterations used more device memory than 10";
+    EXPECT_EQ(after[1].in_use, after[0].in_use);
 }
 
 TEST(gpu_executable, no_cache_compiles_every_kernel_and_writes_nothing) {

@@ -42,6 +42,7 @@ public:
     const program& get_program() const override { return prog_; }
     const executable_stats& stats() const override { return stats_; }
     caller_buffers_in_place in_place() const { return in_place_; }
+    dynamic_memory memory() const { return runner_.memory(); }
     std::vector<argument> run(const param_map& inputs) override { return run_impl(host_buffers(inputs), {}, nullptr); }
     std::vector<argument> run_observed(const param_map& inputs, const instruction_observer& observe) override {
         return run_impl(host_buffers(inputs), {}, &observe);
@@ -200,6 +201,12 @@ std::optional<caller_buffers_in_place> dynamic_in_place_counts(const executable&
     auto* d = dynamic_cast<const dynamic_executable*>(&e);
     if (!d) return std::nullopt;
     return d->in_place();
+}
+
+std::optional<dynamic_memory> dynamic_memory_of(const executable& e) {
+    auto* d = dynamic_cast<const dynamic_executable*>(&e);
+    if (!d) return std::nullopt;
+    return d->memory();
 }
 
 }  // namespace kiln::gpu

@@ -62,8 +62,8 @@ bool static_module(const module& m) {
     return true;
 }
 
-// A cudaMalloc'd block per size class, kept for reuse: values hold a block through the shared
-// owner of their argument, whose deleter gives it back to the free list.
+// A cudaMalloc'd block per size class, kept for reuse: values (and a lowering's scratch) hold a
+// block through the shared owner of their argument, whose deleter gives it back to the free list.
 class device_pool {
 public:
     ~device_pool() {
@@ -78,22 +78,29 @@ public:
         } else {
             KILN_GPU_CHECK(cudaMalloc(&p, bytes), cat("allocating ", bytes, " bytes for a result"));
             blocks_.push_back(p);
+            stats_.reserved += bytes;
         }
-        return std::shared_ptr<void>(p, [this, bytes](void* q) { free_.emplace(bytes, q); });
+        stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use += bytes);
+        return std::shared_ptr<void>(p, [this, bytes](void* q) {
+            free_.emplace(bytes, q);
+            stats_.in_use -= bytes;
+        });
     }
+    const dynamic_memory& stats() const { return stats_; }
 
 private:
     std::multimap<std::size_t, void*> free_;
     std::vector<void*> blocks_;
+    dynamic_memory stats_;
 };
 
-// What one lowered instruction keeps until its run is over: its one-instruction module, the
-// lowering's launches and scratch memory, and its error slot.
-struct lowered_call {
-    module m{"main"};
-    std::unique_ptr<lowering_context> ctx;
+// The error slot of the launches of one instruction for one op and input shapes (a Loop body's
+// instruction takes the same one every iteration), kept until the run is over: device memory per
+// run grows with the distinct shapes, never with the iterations. Cleared when first taken; the
+// first failure recorded stays.
+struct checked_launch {
     std::shared_ptr<void> slot;
-    std::unique_ptr<device_error_flags> flags;
+    std::unique_ptr<device_error_flags> flags;   // with the words of that lowering
 };
 
 // The programs an expanded op (core/expand.hpp) ran as: the inputs whose values the expander read,
@@ -113,7 +120,8 @@ struct dynamic_runner::state {
     std::unordered_map<const instruction*, argument> literals;
     std::vector<std::unique_ptr<kernel_set>> kernel_sets;
     std::unordered_map<std::string, cudaKernel_t> kernels;   // by source
-    std::vector<std::unique_ptr<lowered_call>> calls;         // this run's
+    std::unordered_map<std::string, checked_launch> checks;   // this run's, by checks_key
+    std::vector<std::string> check_order;                     // their keys, first launch first
     kernel_build_stats built;
     std::unordered_map<const instruction*, expansions> expanded;
     std::unordered_map<const instruction*, argument> destinations;   // this run's (write_into)
@@ -121,7 +129,7 @@ struct dynamic_runner::state {
 
 dynamic_runner::dynamic_runner(const device_info& dev, library_handles& libs, cudaStream_t s,
                                const compile_options& opts)
-    : st_(new state{dev, libs, opts, {dev.arch, opts.fast_math, opts.kernel_cache, {}}, {}, {}, {}, {}, {}, {}, {}}), stream_(s) {}
+    : st_(new state{dev, libs, opts, {dev.arch, opts.fast_math, opts.kernel_cache, {}}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), stream_(s) {}
 
 dynamic_runner::~dynamic_runner() = default;
 
@@ -159,20 +167,24 @@ argument dynamic_runner::standard(const instruction& ins, const argument& a) {
 
 argument dynamic_runner::launch(const instruction& ins, const operation& op, std::span<const argument> args,
                                 const argument* into) {
-    auto call = std::make_unique<lowered_call>();
+    module m("main");
     std::vector<instruction_ref> params;
-    for (std::size_t i = 0; i < args.size(); ++i) params.push_back(call->m.add_parameter(cat("x", i), args[i].get_shape()));
-    instruction_ref r = call->m.add_instruction(op, params, ins.module_inputs());
+    std::string key = cat(static_cast<const void*>(&ins), " ", op.name());
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        params.push_back(m.add_parameter(cat("x", i), args[i].get_shape()));
+        key += " " + to_string(args[i].get_shape());
+    }
+    instruction_ref r = m.add_instruction(op, params, ins.module_inputs());
     r->set_source_name(ins.source_name());
-    call->m.add_return({r});
+    m.add_return({r});
     if (has_dynamic(r->get_shape()))
-        fail("gpu: ", describe(call->m, *r), " has a result shape that depends on its data, "
+        fail("gpu: ", describe(m, *r), " has a result shape that depends on its data, "
              "which the gpu target does not compute for this op yet (kiln does not fall back to the host)");
     const gpu_lowering* l = find_lowering(*r);
     if (!l) {
         std::string shapes;
         for (const auto& a : args) shapes += (shapes.empty() ? "" : ", ") + to_string(a.get_shape());
-        fail("gpu: no GPU implementation for ", describe(call->m, *r), " with inputs ", shapes,
+        fail("gpu: no GPU implementation for ", describe(m, *r), " with inputs ", shapes,
              " (kiln does not fall back to the host)");
     }
     const shape& rs = r->get_shape();
@@ -183,18 +195,37 @@ argument dynamic_runner::launch(const instruction& ins, const operation& op, std
     std::unordered_map<const instruction*, std::byte*> address;
     for (std::size_t i = 0; i < args.size(); ++i) address[&*params[i]] = args[i].data();
     address[&*r] = out.get_shape().is_tuple() ? out.sub_arguments().at(0).data() : out.data();
-    call->ctx = std::make_unique<lowering_context>(call->m, st_->libs,
-                                                   [address](const instruction& i) { return address.at(&i); });
-    call->slot = st_->pool.get(sizeof(error_slot));
-    call->flags = std::make_unique<device_error_flags>(call->slot.get(), 1);
-    call->ctx->error_flags = call->flags.get();
-    l->lower(*call->ctx, *r);
-    for (auto& k : call->ctx->launches) k.kernel = kernel(call->ctx->sources[k.source]);
-    call->flags->clear(stream_);
-    for (auto& s : call->ctx->steps) s.launch(stream_);
-    st_->calls.push_back(std::move(call));
+    lowering_context ctx(m, st_->libs, [address](const instruction& i) { return address.at(&i); });
+    // Scratch from the pool, given back when this call returns: the steps are enqueued by then,
+    // and the stream orders the next use of those blocks after them.
+    std::vector<std::shared_ptr<void>> scratch;
+    ctx.take_scratch = [&](std::size_t bytes, const char*) {
+        return static_cast<std::byte*>(scratch.emplace_back(st_->pool.get(bytes)).get());
+    };
+    ctx.stream = stream_;
+    auto [check, fresh] = st_->checks.try_emplace(key);
+    if (fresh) check->second.slot = st_->pool.get(sizeof(error_slot));
+    auto flags = std::make_unique<device_error_flags>(check->second.slot.get(), 1);
+    ctx.error_flags = flags.get();
+    try {
+        l->lower(ctx, *r);
+    } catch (...) {
+        if (fresh) st_->checks.erase(check);
+        throw;
+    }
+    if (fresh && flags->used()) {
+        flags->clear(stream_);
+        check->second.flags = std::move(flags);
+        st_->check_order.push_back(key);
+    } else if (fresh) {
+        st_->checks.erase(check);   // its slot back to the pool
+    }
+    for (auto& k : ctx.launches) k.kernel = kernel(ctx.sources[k.source]);
+    for (auto& s : ctx.steps) s.launch(stream_);
     return out;
 }
+
+dynamic_memory dynamic_runner::memory() const { return st_->pool.stats(); }
 
 // Kernels by source: a shape seen before compiles nothing (and one seen in another process comes
 // from the disk cache).
@@ -342,12 +373,14 @@ argument dynamic_runner::run_expanded(const instruction& ins, std::span<const ar
 
 void dynamic_runner::finish_run() {
     st_->destinations.clear();
-    auto calls = std::move(st_->calls);
-    for (const auto& c : calls) {
-        if (!c->flags->used()) continue;
+    auto checks = std::move(st_->checks);
+    auto order = std::move(st_->check_order);
+    st_->checks.clear();
+    for (const auto& key : order) {
+        const checked_launch& c = checks.at(key);
         std::vector<error_slot> host(1);
-        copy_to_host(host.data(), c->slot.get(), sizeof(error_slot), "reading a run-time check");
-        c->flags->check(host.data());
+        copy_to_host(host.data(), c.slot.get(), sizeof(error_slot), "reading a run-time check");
+        c.flags->check(host.data());
     }
 }
 

@@ -48,6 +48,12 @@ const gpu_dynamic_op* find_dynamic_op(const instruction& ins);
 // executes itself.
 bool static_module(const module& m);
 
+// The runner's caching allocator: device memory it holds (cudaMalloc'd, kept for reuse), what
+// values and scratch use of it now, and the most they used at once.
+struct dynamic_memory {
+    std::size_t reserved = 0, in_use = 0, peak_in_use = 0;
+};
+
 class dynamic_runner {
 public:
     dynamic_runner(const device_info& dev, library_handles& libs, cudaStream_t s, const compile_options& opts);
@@ -96,6 +102,7 @@ public:
     cudaKernel_t kernel(const kernel_source& src);
     // The distinct kernels loaded so far, and how many of them came from the disk cache.
     const kernel_build_stats& kernel_stats() const;
+    dynamic_memory memory() const;
 
     struct state;
 
@@ -139,5 +146,7 @@ kernel_source nms_write_kernel(const nms_geometry& g, const std::string& where);
 std::unique_ptr<executable> make_dynamic_executable(program p, const compile_options& opts);
 // The caller buffers its runs read or wrote in place, or nothing for another executable.
 std::optional<caller_buffers_in_place> dynamic_in_place_counts(const executable& e);
+// Its runner's device memory, or nothing for another executable.
+std::optional<dynamic_memory> dynamic_memory_of(const executable& e);
 
 }  // namespace kiln::gpu

@@ -52,6 +52,7 @@ void* lowering_context::error_slot(const instruction& ins, error_explainer expla
 std::byte* lowering_context::scratch(std::size_t bytes, const char* what) {
     static std::byte stand_in[1];
     if (!on_device_) return stand_in;
+    if (take_scratch) return take_scratch(bytes, what);
     return scratch_buffers.emplace_back(bytes, what).data();
 }
 
@@ -59,7 +60,14 @@ std::byte* lowering_context::upload(const argument& a, const std::string& where)
     if (!on_device_) return scratch(0, "a stand-in");
     argument std_copy = a.get_shape().standard() ? a : a.copy();
     std::byte* d = scratch(std_copy.get_shape().bytes(), "a fused body's literal");
-    copy_to_device(d, std_copy.data(), std_copy.get_shape().bytes(), cat("uploading a literal of ", where));
+    if (!take_scratch) {
+        copy_to_device(d, std_copy.data(), std_copy.get_shape().bytes(), cat("uploading a literal of ", where));
+        return d;
+    }
+    // After the kernels that used this memory last (the stream orders it); from pageable memory,
+    // so the copy has read the literal when the call returns.
+    KILN_GPU_CHECK(cudaMemcpyAsync(d, std_copy.data(), std_copy.get_shape().bytes(), cudaMemcpyHostToDevice, stream),
+                   cat("uploading a literal of ", where));
     return d;
 }
 

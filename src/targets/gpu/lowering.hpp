@@ -66,6 +66,11 @@ public:
     void* error_slot(const instruction& ins, error_explainer explain);
 
     device_error_flags* error_flags = nullptr;   // the executable's; set before lowering
+    // Set by the dynamic runner: scratch and uploads come from its caching allocator (kept by
+    // the caller, given back once the steps are enqueued: reuse is ordered on `stream`, which
+    // uploads are enqueued on too). Unset: owned device buffers (scratch_buffers).
+    std::function<std::byte*(std::size_t bytes, const char* what)> take_scratch;
+    cudaStream_t stream = nullptr;
 
     // What load takes over once every instruction is lowered.
     std::vector<gpu_step> steps;
