@@ -6,6 +6,7 @@
 // (docs/gpu.md lists where) and once at the end; it allocates as it goes, from the runner's
 // caching allocator, and compiles a kernel only for a shape it has not seen.
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 #include "core/error.hpp"
@@ -26,11 +27,18 @@ bool overlap(const argument& a, const argument& b) {
 
 class dynamic_executable final : public executable {
 public:
-    dynamic_executable(program p, const compile_options& opts)
+    dynamic_executable(program p, const compile_options& opts, const saved_parts& saved)
         : dev_(select_device(opts.device)), prog_(std::move(p)), libs_(stream_.get()),
           runner_(dev_, libs_, stream_.get(), opts) {
         check_supported(prog_.main());
         libs_.allow_tf32 = opts.allow_tf32;
+        for (const auto& b : saved.blobs) {
+            if (b.name != library_plans_blob) fail("gpu: the saved program carries a blob '", b.name, "' the gpu target does not take");
+            libs_.plans.read_saved(b.bytes.data(), b.bytes.get_shape().bytes());
+        }
+        runner_.use_saved_kernels(saved.kernels);
+        runner_.prepare(prog_.main());
+        update_stats();
         KILN_GPU_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "creating the input-ready event");
         stats_.memory = "no memory plan: the program's shapes are not all static or it holds control flow or "
                         "data-dependent ops, so it runs an instruction at a time from a device caching allocator";
@@ -53,7 +61,31 @@ public:
         run_impl(inputs, outputs, nullptr);
     }
 
+    // The kernels loaded so far (those prepare built, and those of the shapes the runs met) and
+    // the library plans the runs chose.
+    saved_parts saved() const override {
+        saved_parts r;
+        r.kernels = runner_.binaries();
+        if (std::string plans = libs_.plans.serialize(); !plans.empty()) {
+            argument bytes(shape(dtype::uint8, std::vector<std::size_t>{plans.size()}));
+            std::memcpy(bytes.data(), plans.data(), plans.size());
+            r.blobs.push_back({library_plans_blob, std::move(bytes)});
+        }
+        return r;
+    }
+
 private:
+    void update_stats() {
+        const kernel_build_stats& k = runner_.kernel_stats();
+        stats_.kernels = k.kernels;
+        stats_.cache_hits = k.cache_hits;
+        stats_.saved_kernels = k.from_saved;
+        stats_.notes.clear();
+        if (libs_.plans.from_saved + libs_.plans.queried)
+            stats_.notes.push_back(cat("library plans: ", libs_.plans.from_saved + libs_.plans.queried, " (from the saved program ",
+                                       libs_.plans.from_saved, ", asked of the heuristics ", libs_.plans.queried, ")"));
+    }
+
     static caller_inputs host_buffers(const param_map& inputs) {
         caller_inputs r;
         for (const auto& [name, a] : inputs) r.emplace(name, caller_buffer{a});
@@ -174,8 +206,7 @@ private:
             throw;
         }
         runner_.finish_run();
-        stats_.kernels = runner_.kernel_stats().kernels;
-        stats_.cache_hits = runner_.kernel_stats().cache_hits;
+        update_stats();
         for (std::size_t i = 0, h = 0; i < into.size(); ++i)
             if (!into[i].on_device) copy_result(r[h++], into[i].arg, cat("#", i));
         return r;
@@ -193,8 +224,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<executable> make_dynamic_executable(program p, const compile_options& opts) {
-    return std::make_unique<dynamic_executable>(std::move(p), opts);
+std::unique_ptr<executable> make_dynamic_executable(program p, const compile_options& opts, const saved_parts& saved) {
+    return std::make_unique<dynamic_executable>(std::move(p), opts, saved);
 }
 
 std::optional<caller_buffers_in_place> dynamic_in_place_counts(const executable& e) {

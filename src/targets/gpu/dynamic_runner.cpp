@@ -120,6 +120,7 @@ struct dynamic_runner::state {
     std::unordered_map<const instruction*, argument> literals;
     std::vector<std::unique_ptr<kernel_set>> kernel_sets;
     std::unordered_map<std::string, cudaKernel_t> kernels;   // by source
+    std::map<std::string, std::string> saved;                 // a saved program's cubins, by key
     std::unordered_map<std::string, checked_launch> checks;   // this run's, by checks_key
     std::vector<std::string> check_order;                     // their keys, first launch first
     kernel_build_stats built;
@@ -129,7 +130,7 @@ struct dynamic_runner::state {
 
 dynamic_runner::dynamic_runner(const device_info& dev, library_handles& libs, cudaStream_t s,
                                const compile_options& opts)
-    : st_(new state{dev, libs, opts, {dev.arch, opts.fast_math, opts.kernel_cache, {}}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), stream_(s) {}
+    : st_(new state{dev, libs, opts, {dev.arch, opts.fast_math, opts.kernel_cache, {}}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), stream_(s) {}
 
 dynamic_runner::~dynamic_runner() = default;
 
@@ -165,18 +166,28 @@ argument dynamic_runner::standard(const instruction& ins, const argument& a) {
     return launch(ins, make_op("contiguous"), in);
 }
 
-argument dynamic_runner::launch(const instruction& ins, const operation& op, std::span<const argument> args,
-                                const argument* into) {
-    module m("main");
+// `op` as `ins`'s work over inputs of these shapes, as the one instruction of a module that
+// lowering takes (launch and prepare build it alike, so that their kernels' sources match).
+instruction_ref one_instruction(module& m, const instruction& ins, const operation& op, std::span<const shape> in) {
     std::vector<instruction_ref> params;
-    std::string key = cat(static_cast<const void*>(&ins), " ", op.name());
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        params.push_back(m.add_parameter(cat("x", i), args[i].get_shape()));
-        key += " " + to_string(args[i].get_shape());
-    }
+    for (std::size_t i = 0; i < in.size(); ++i) params.push_back(m.add_parameter(cat("x", i), in[i]));
     instruction_ref r = m.add_instruction(op, params, ins.module_inputs());
     r->set_source_name(ins.source_name());
     m.add_return({r});
+    return r;
+}
+
+argument dynamic_runner::launch(const instruction& ins, const operation& op, std::span<const argument> args,
+                                const argument* into) {
+    module m("main");
+    std::vector<shape> in;
+    std::string key = cat(static_cast<const void*>(&ins), " ", op.name());
+    for (const auto& a : args) {
+        in.push_back(a.get_shape());
+        key += " " + to_string(a.get_shape());
+    }
+    instruction_ref r = one_instruction(m, ins, op, in);
+    auto params = m.parameters();
     if (has_dynamic(r->get_shape()))
         fail("gpu: ", describe(m, *r), " has a result shape that depends on its data, "
              "which the gpu target does not compute for this op yet (kiln does not fall back to the host)");
@@ -227,17 +238,77 @@ argument dynamic_runner::launch(const instruction& ins, const operation& op, std
 
 dynamic_memory dynamic_runner::memory() const { return st_->pool.stats(); }
 
-// Kernels by source: a shape seen before compiles nothing (and one seen in another process comes
-// from the disk cache).
+// Kernels by source: a shape seen before compiles nothing (and one a saved program carries, or
+// another process compiled, comes from there).
 cudaKernel_t dynamic_runner::kernel(const kernel_source& src) {
     if (auto it = st_->kernels.find(src.code); it != st_->kernels.end()) return it->second;
+    build({src});
+    return st_->kernels.at(src.code);
+}
+
+void dynamic_runner::build(const std::vector<kernel_source>& sources) {
     auto set = std::make_unique<kernel_set>();
     kernel_build_stats stats;
-    cudaKernel_t k = set->build({src}, st_->settings, stats).at(0);
+    auto kernels = set->build(sources, st_->settings, stats, st_->saved);
     st_->kernel_sets.push_back(std::move(set));
     st_->built.kernels += stats.kernels;
     st_->built.cache_hits += stats.cache_hits;
-    return st_->kernels.emplace(src.code, k).first->second;
+    st_->built.from_saved += stats.from_saved;
+    for (std::size_t i = 0; i < sources.size(); ++i) st_->kernels.emplace(sources[i].code, kernels[i]);
+}
+
+void dynamic_runner::use_saved_kernels(std::span<const kernel_binary> saved) {
+    for (const auto& k : saved) st_->saved.emplace(k.name, std::string(k.code.begin(), k.code.end()));
+}
+
+std::vector<kernel_binary> dynamic_runner::binaries() const {
+    std::vector<kernel_binary> r;
+    for (const auto& set : st_->kernel_sets)
+        for (const auto& [key, cubin] : set->binaries())
+            r.push_back({key, {reinterpret_cast<const std::uint8_t*>(cubin.data()),
+                               reinterpret_cast<const std::uint8_t*>(cubin.data()) + cubin.size()}});
+    return r;
+}
+
+// What can be known before a run: the instructions whose input and result shapes are all static
+// and that a generated-kernel lowering computes, in `m` and in the bodies the runner runs (If's
+// branches, Loop's and Scan's bodies, taken or not). Each is lowered as launch lowers it, over
+// stand-in addresses, and their kernels built at once (in parallel, from a saved program's cubins
+// first). Library lowerings (cuBLASLt, cuDNN) are left to the run: planning them here would ask
+// the heuristics for calls that may never be made.
+void dynamic_runner::prepare(const module& top) {
+    std::vector<kernel_source> sources;
+    std::vector<const module*> todo{&top}, seen;
+    while (!todo.empty()) {
+        const module* m = todo.back();
+        todo.pop_back();
+        if (std::find(seen.begin(), seen.end(), m) != seen.end()) continue;
+        seen.push_back(m);
+        for (const auto& ins : *m) {
+            if (ins.is_param() || ins.is_literal() || ins.is_return()) continue;
+            if (find_dynamic_op(ins)) {
+                for (const module* b : ins.module_inputs()) todo.push_back(b);
+                continue;
+            }
+            std::vector<shape> in;
+            for (auto i : ins.inputs()) in.push_back(i->get_shape());
+            if (has_dynamic(ins.get_shape()) || std::any_of(in.begin(), in.end(), has_dynamic) ||
+                ins.get_operator().output_alias(in) >= 0)
+                continue;
+            module one("main");
+            instruction_ref r = one_instruction(one, ins, ins.get_operator(), in);
+            const gpu_lowering* l = find_lowering(*r);
+            if (!l || l->library) continue;
+            lowering_context ctx(one, st_->libs, [](const instruction&) { return static_cast<std::byte*>(nullptr); }, false);
+            static error_slot stand_in;   // never written: nothing prepared here is launched
+            device_error_flags flags(&stand_in, 1);
+            ctx.error_flags = &flags;
+            l->lower(ctx, *r);
+            for (auto& src : ctx.sources)
+                if (!st_->kernels.count(src.code)) sources.push_back(std::move(src));
+        }
+    }
+    if (!sources.empty()) build(sources);
 }
 
 argument dynamic_runner::to_host(const argument& d, const std::string& what) {

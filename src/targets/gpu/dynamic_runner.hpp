@@ -100,8 +100,15 @@ public:
     argument run_expanded(const instruction& ins, std::span<const argument> args);
     // A generated kernel, compiled (or taken from the disk cache) the first time its source is seen.
     cudaKernel_t kernel(const kernel_source& src);
-    // The distinct kernels loaded so far, and how many of them came from the disk cache.
+    // The distinct kernels loaded so far, and how many came from the disk cache or a saved program.
     const kernel_build_stats& kernel_stats() const;
+    // A saved program's cubins, by key: kernels come from them before the disk cache and NVRTC.
+    void use_saved_kernels(std::span<const kernel_binary> saved);
+    // Builds at once, before any run, the kernels of the instructions of `m` and of the bodies it
+    // runs whose shapes are all static (dynamic_runner.cpp says which).
+    void prepare(const module& m);
+    // The cubins of every kernel loaded so far, by key, for a saved program.
+    std::vector<kernel_binary> binaries() const;
     dynamic_memory memory() const;
 
     struct state;
@@ -109,6 +116,7 @@ public:
 private:
     argument run_instruction(const instruction& ins, std::span<const argument> args);
     argument literal_value(const instruction& ins);
+    void build(const std::vector<kernel_source>& sources);
     std::unique_ptr<state> st_;
     cudaStream_t stream_;
 };
@@ -143,7 +151,7 @@ kernel_source nms_select_kernel(const nms_geometry& g, bool center, const std::s
 kernel_source nms_write_kernel(const nms_geometry& g, const std::string& where);
 
 // The gpu executable of a program main of which static_module refuses.
-std::unique_ptr<executable> make_dynamic_executable(program p, const compile_options& opts);
+std::unique_ptr<executable> make_dynamic_executable(program p, const compile_options& opts, const saved_parts& saved);
 // The caller buffers its runs read or wrote in place, or nothing for another executable.
 std::optional<caller_buffers_in_place> dynamic_in_place_counts(const executable& e);
 // Its runner's device memory, or nothing for another executable.

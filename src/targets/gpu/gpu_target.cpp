@@ -524,12 +524,12 @@ public:
     }
     // A program the memory plan cannot lay out runs an instruction at a time (dynamic_runner.hpp).
     std::unique_ptr<executable> load(program lowered, const compile_options& opts) const override {
-        if (!static_module(lowered.main())) return make_dynamic_executable(std::move(lowered), opts);
+        if (!static_module(lowered.main())) return make_dynamic_executable(std::move(lowered), opts, saved_parts{});
         return std::make_unique<gpu_executable>(std::move(lowered), opts, saved_parts{});
     }
     std::unique_ptr<executable> load_saved(program lowered, const compile_options& opts,
                                            saved_parts parts) const override {
-        if (!static_module(lowered.main())) return make_dynamic_executable(std::move(lowered), opts);
+        if (!static_module(lowered.main())) return make_dynamic_executable(std::move(lowered), opts, parts);
         return std::make_unique<gpu_executable>(std::move(lowered), opts, parts);
     }
 
