@@ -303,7 +303,11 @@ void dynamic_runner::prepare(const module& top) {
             static error_slot stand_in;   // never written: nothing prepared here is launched
             device_error_flags flags(&stand_in, 1);
             ctx.error_flags = &flags;
-            l->lower(ctx, *r);
+            try {
+                l->lower(ctx, *r);
+            } catch (const error&) {
+                continue;   // the run lowers it again with its actual values, and fails there if it gets there
+            }
             for (auto& src : ctx.sources)
                 if (!st_->kernels.count(src.code)) sources.push_back(std::move(src));
         }
