@@ -4,9 +4,11 @@
 // with device buffers and the GPU lowerings instead of reference computes:
 //  - each instruction is lowered for its inputs' actual shapes as a one-instruction module (the
 //    same lowerings as the static executable) and its steps launched at once on the stream;
-//    generated kernels are kept by source, so a shape seen before compiles nothing;
+//    generated kernels are kept by source, so a shape seen before compiles nothing (those of
+//    static shapes are built before the first run, and travel in saved programs: prepare);
 //  - results live in a device caching allocator (blocks reused by size, stream-ordered on the
-//    one stream, so a block freed while kernels still read it is only reused after them);
+//    one stream, so a block freed while kernels still read it is only reused after them), and so
+//    does a lowering's scratch, given back once its steps are enqueued: a long Loop does not grow;
 //  - views are computed over their inputs' device values, as in the static executable;
 //  - the host synchronises where the data decides what runs next, and only there: an If's
 //    condition, a Loop's trip count and condition (once per iteration), a data-dependent op's
@@ -109,6 +111,7 @@ public:
     void prepare(const module& m);
     // The cubins of every kernel loaded so far, by key, for a saved program.
     std::vector<kernel_binary> binaries() const;
+    // Its caching allocator's counters.
     dynamic_memory memory() const;
 
     struct state;
