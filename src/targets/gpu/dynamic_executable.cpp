@@ -81,9 +81,12 @@ private:
         stats_.cache_hits = k.cache_hits;
         stats_.saved_kernels = k.from_saved;
         stats_.notes.clear();
+        // Each launch of a cuBLASLt or cuDNN instruction looks its plan up again (a Loop body's
+        // matmul once per iteration), so these count launches, not distinct plans.
         if (libs_.plans.from_saved + libs_.plans.queried)
-            stats_.notes.push_back(cat("library plans: ", libs_.plans.from_saved + libs_.plans.queried, " (from the saved program ",
-                                       libs_.plans.from_saved, ", asked of the heuristics ", libs_.plans.queried, ")"));
+            stats_.notes.push_back(cat("library plan lookups: ", libs_.plans.from_saved + libs_.plans.queried,
+                                       ", one per launch of a library call (from the saved program ", libs_.plans.from_saved,
+                                       ", asked of the heuristics ", libs_.plans.queried, ")"));
     }
 
     static caller_inputs host_buffers(const param_map& inputs) {
