@@ -23,6 +23,7 @@ public:
         libs_.allow_tf32 = opts.allow_tf32;
         stats_.memory = "no memory plan: the program's shapes are not all static or it holds control flow or "
                         "data-dependent ops, so it runs an instruction at a time from a device caching allocator";
+        if (std::string steps = host_steps_report(prog_.main()); !steps.empty()) stats_.notes.push_back(steps);
     }
 
     const program& get_program() const override { return prog_; }
@@ -53,6 +54,10 @@ private:
         std::vector<argument> in;
         for (std::size_t i = 0; i < params.size(); ++i) {
             argument a = bind_input(m, *params[i], ordered[i]);
+            if (!a.get_shape().is_tensor() || a.get_shape().type() == dtype::string) {   // a sequence, optional, strings
+                in.push_back(runner_.upload(a, cat("copying input '", m.parameter_name(*params[i]), "' to the device")));
+                continue;
+            }
             if (!a.get_shape().standard()) a = a.copy();
             argument d = runner_.allocate(a.get_shape());
             // From pageable memory: the copy has read it when the call returns.
