@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/value.hpp"
+#include "ops/label_encoder.hpp"
 #include "targets/gpu/lowering.hpp"
 
 namespace kiln::gpu {
@@ -47,17 +48,15 @@ std::string key_match(const value& k, dtype type) {
 }
 
 void lower_label_encoder(lowering_context& ctx, const instruction& ins) {
-    const value attrs = ins.get_operator().attributes();
-    const dtype key_type = ins.inputs()[0]->get_shape().type();
-    const dtype value_type = ins.get_shape().type();
-    const auto& keys = attrs.at("keys").as_array();
-    const auto& values = attrs.at("values").as_array();
+    const auto& op = ins.get_operator().get<ops::label_encoder>();
+    const auto& keys = op.keys.as_array();
+    const auto& values = op.values.as_array();
     elementwise_spec spec;
     spec.inputs = {ins.inputs()[0]->get_shape()};
     spec.output = ins.get_shape();
-    spec.body = cat(compute_type(value_type), " y = ", value_literal(attrs.at("default_value"), value_type), ";\n");
+    spec.body = cat(compute_type(op.value_type), " y = ", value_literal(op.default_value, op.value_type), ";\n");
     for (std::size_t i = 0; i < keys.size(); ++i)
-        spec.body += cat(i ? "else " : "", "if (", key_match(keys[i], key_type), ") y = ", value_literal(values[i], value_type),
+        spec.body += cat(i ? "else " : "", "if (", key_match(keys[i], op.key_type), ") y = ", value_literal(values[i], op.value_type),
                          ";\n");
     ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(spec.output.elements()),
                    {ctx.address(ins), ctx.address(*ins.inputs()[0])});
@@ -66,8 +65,9 @@ void lower_label_encoder(lowering_context& ctx, const instruction& ins) {
 const gpu_lowering_registrar label_encoder_lowering{{
     "label_encoder over numbers (one generated elementwise kernel, the keys as literals)",
     [](const instruction& ins) {
-        return ins.name() == "label_encoder" && ins.inputs()[0]->get_shape().type() != dtype::string &&
-               ins.get_shape().type() != dtype::string && standard_or_empty(ins.get_shape());
+        const auto* op = ins.get_operator().get_if<ops::label_encoder>();
+        return op && op->key_type != dtype::string && op->value_type != dtype::string &&
+               standard_or_empty(ins.get_shape());
     },
     lower_label_encoder,
 }};
