@@ -1,7 +1,8 @@
 // Types of ONNX's sequence and optional values (shape::sequence, shape::optional): the join of
 // two types (the narrowest type that holds the values of both: what a loop-carried value, an If
 // output or a sequence that grows in a loop is typed with), whether one type holds another, and
-// the check of a value against a type. Only the ref interpreter runs these values; see docs/ir.md.
+// the check of a value against a type. The interpreters and the gpu target's dynamic runner run
+// these values; see docs/ir.md.
 #pragma once
 #include <string>
 

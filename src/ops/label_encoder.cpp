@@ -6,7 +6,7 @@
 #include <cmath>
 #include <map>
 
-#include "ops/common.hpp"
+#include "ops/label_encoder.hpp"
 
 namespace kiln::ops {
 namespace {
@@ -41,73 +41,60 @@ void check_kind(const value& v, dtype t, const char* what) {
     if (!ok) fail(what, " holds ", to_string(v), ", not a ", dtype_name(t), " value");
 }
 
-struct label_encoder {
-    static constexpr std::string_view name = "label_encoder";
-    dtype key_type = dtype::string;
-    dtype value_type = dtype::int64;
-    value keys = value_array{};
-    value values = value_array{};
-    value default_value = std::int64_t{-1};
-    auto attributes() {
-        return fields(field("key_type", key_type), field("value_type", value_type), field("keys", keys),
-                      field("values", values), field("default_value", default_value));
-    }
-    // Float keys match exactly, so float inputs stay float32 under --fp16/--bf16.
-    op_traits traits() const { return {.precision_sensitive = true, .strings = true}; }
+}  // namespace
 
-    shape compute_shape(std::span<const shape> in) const {
-        check_input_count(in, 1);
-        check_static(in);
-        if (!label_type(key_type) || !label_type(value_type))
-            fail("key_type ", dtype_name(key_type), " and value_type ", dtype_name(value_type),
-                 "; each must be string, int16, int32, int64, float32 or float64");
-        if (in[0].type() != key_type)
-            fail("input 0 is ", dtype_name(in[0].type()), "; the keys are ", dtype_name(key_type));
-        if (keys.as_array().size() != values.as_array().size())
-            fail(keys.as_array().size(), " keys for ", values.as_array().size(), " values; expected as many of each");
-        for (const auto& k : keys.as_array()) check_kind(k, key_type, "keys");
-        for (const auto& v : values.as_array()) check_kind(v, value_type, "values");
-        check_kind(default_value, value_type, "default_value");
-        return {value_type, in[0].lens()};
-    }
+shape label_encoder::compute_shape(std::span<const shape> in) const {
+    check_input_count(in, 1);
+    check_static(in);
+    if (!label_type(key_type) || !label_type(value_type))
+        fail("key_type ", dtype_name(key_type), " and value_type ", dtype_name(value_type),
+             "; each must be string, int16, int32, int64, float32 or float64");
+    if (in[0].type() != key_type)
+        fail("input 0 is ", dtype_name(in[0].type()), "; the keys are ", dtype_name(key_type));
+    if (keys.as_array().size() != values.as_array().size())
+        fail(keys.as_array().size(), " keys for ", values.as_array().size(), " values; expected as many of each");
+    for (const auto& k : keys.as_array()) check_kind(k, key_type, "keys");
+    for (const auto& v : values.as_array()) check_kind(v, value_type, "values");
+    check_kind(default_value, value_type, "default_value");
+    return {value_type, in[0].lens()};
+}
 
-    argument compute(const shape& out, std::span<const argument> args) const {
-        std::map<key, std::size_t> position;
-        const auto& ks = keys.as_array();
-        for (std::size_t i = 0; i < ks.size(); ++i) position.emplace(key_of(ks[i], key_type), i);
-        const shape& xs = args[0].get_shape();
-        std::vector<std::size_t> found(xs.elements());   // index into values, or ks.size() for the default
-        auto find = [&](const key& k) {
-            auto it = position.find(k);
-            return it == position.end() ? ks.size() : it->second;
-        };
-        if (key_type == dtype::string) {
-            auto x = to_strings(args[0]);
-            for (std::size_t i = 0; i < x.size(); ++i) found[i] = find({.s = x[i]});
-        } else if (is_float(key_type)) {
-            auto x = to_doubles(args[0]);
-            for (std::size_t i = 0; i < x.size(); ++i) found[i] = find({.f = x[i]});
-        } else {
-            auto x = to_int64s(args[0]);
-            for (std::size_t i = 0; i < x.size(); ++i) found[i] = find({.i = x[i]});
-        }
-        auto pick = [&](std::size_t i) -> const value& { return i < ks.size() ? values.as_array()[i] : default_value; };
-        if (value_type == dtype::string) {
-            std::vector<std::string> y;
-            for (auto i : found) y.push_back(pick(i).as_string());
-            return from_strings(out, y);
-        }
-        if (is_float(value_type)) {
-            std::vector<double> y;
-            for (auto i : found) y.push_back(pick(i).as_float());
-            return from_doubles(out, y);
-        }
-        std::vector<std::int64_t> y;
-        for (auto i : found) y.push_back(pick(i).as_int());
-        return from_int64s(out, y);
+argument label_encoder::compute(const shape& out, std::span<const argument> args) const {
+    std::map<key, std::size_t> position;
+    const auto& ks = keys.as_array();
+    for (std::size_t i = 0; i < ks.size(); ++i) position.emplace(key_of(ks[i], key_type), i);
+    const shape& xs = args[0].get_shape();
+    std::vector<std::size_t> found(xs.elements());   // index into values, or ks.size() for the default
+    auto find = [&](const key& k) {
+        auto it = position.find(k);
+        return it == position.end() ? ks.size() : it->second;
+    };
+    if (key_type == dtype::string) {
+        auto x = to_strings(args[0]);
+        for (std::size_t i = 0; i < x.size(); ++i) found[i] = find({.s = x[i]});
+    } else if (is_float(key_type)) {
+        auto x = to_doubles(args[0]);
+        for (std::size_t i = 0; i < x.size(); ++i) found[i] = find({.f = x[i]});
+    } else {
+        auto x = to_int64s(args[0]);
+        for (std::size_t i = 0; i < x.size(); ++i) found[i] = find({.i = x[i]});
     }
-};
+    auto pick = [&](std::size_t i) -> const value& { return i < ks.size() ? values.as_array()[i] : default_value; };
+    if (value_type == dtype::string) {
+        std::vector<std::string> y;
+        for (auto i : found) y.push_back(pick(i).as_string());
+        return from_strings(out, y);
+    }
+    if (is_float(value_type)) {
+        std::vector<double> y;
+        for (auto i : found) y.push_back(pick(i).as_float());
+        return from_doubles(out, y);
+    }
+    std::vector<std::int64_t> y;
+    for (auto i : found) y.push_back(pick(i).as_int());
+    return from_int64s(out, y);
+}
+
 KILN_REGISTER_OP(label_encoder)
 
-}  // namespace
 }  // namespace kiln::ops

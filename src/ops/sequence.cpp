@@ -9,8 +9,35 @@
 #include "core/eval.hpp"
 #include "core/module.hpp"
 #include "ops/common.hpp"
+#include "ops/sequence.hpp"
 
 namespace kiln::ops {
+
+std::vector<std::int64_t> split_to_sequence_lens(const argument* split, std::size_t len) {
+    if (!split) return std::vector<std::int64_t>(len, 1);
+    auto lens = to_int64s(*split);
+    if (split->get_shape().ndim() == 1) {
+        std::int64_t total = std::accumulate(lens.begin(), lens.end(), std::int64_t{0});
+        for (auto s : lens)
+            if (s < 0) fail("split has a negative length ", s);
+        if (total != static_cast<std::int64_t>(len)) fail("split sums to ", total, " but the axis has ", len);
+        return lens;
+    }
+    if (lens.at(0) <= 0) fail("split is ", lens[0], "; a piece length must be positive");
+    std::vector<std::int64_t> r;
+    for (std::int64_t left = static_cast<std::int64_t>(len); left > 0; left -= lens[0])
+        r.push_back(std::min(left, lens[0]));
+    return r;
+}
+
+std::size_t sequence_position(std::int64_t p, std::size_t n, bool inserting) {
+    auto len = static_cast<std::int64_t>(n);
+    std::int64_t hi = inserting ? len : len - 1;
+    if (p < -len || p > hi)
+        fail("position ", p, " is out of range for a sequence of ", n, " (valid: ", -len, " to ", hi, ")");
+    return static_cast<std::size_t>(p < 0 ? p + len : p);
+}
+
 namespace {
 
 void check_sequence(const shape& s, const char* what) {
@@ -28,14 +55,8 @@ void check_position(const shape& s) {
         fail("the position is ", to_string(s), "; expected an int32 or int64 scalar");
 }
 
-// The position `a` of a sequence of n elements; `inserting` allows n itself (after the last).
 std::size_t position(const argument& a, std::size_t n, bool inserting) {
-    std::int64_t p = to_int64s(a).at(0);
-    auto len = static_cast<std::int64_t>(n);
-    std::int64_t hi = inserting ? len : len - 1;
-    if (p < -len || p > hi)
-        fail("position ", p, " is out of range for a sequence of ", n, " (valid: ", -len, " to ", hi, ")");
-    return static_cast<std::size_t>(p < 0 ? p + len : p);
+    return sequence_position(to_int64s(a).at(0), n, inserting);
 }
 
 // The element an element-taking op returns must have a known rank.
@@ -188,26 +209,9 @@ struct split_to_sequence {
         return shape::sequence(shape(in[0].type(), dims).normalized());
     }
 
-    std::vector<std::int64_t> sizes(std::span<const argument> args, std::size_t len) const {
-        if (args.size() == 1) return std::vector<std::int64_t>(len, 1);
-        auto split = to_int64s(args[1]);
-        if (args[1].get_shape().ndim() == 1) {
-            std::int64_t total = std::accumulate(split.begin(), split.end(), std::int64_t{0});
-            for (auto s : split)
-                if (s < 0) fail("split has a negative length ", s);
-            if (total != static_cast<std::int64_t>(len)) fail("split sums to ", total, " but the axis has ", len);
-            return split;
-        }
-        if (split.at(0) <= 0) fail("split is ", split[0], "; a piece length must be positive");
-        std::vector<std::int64_t> r;
-        for (std::int64_t left = static_cast<std::int64_t>(len); left > 0; left -= split[0])
-            r.push_back(std::min(left, split[0]));
-        return r;
-    }
-
     argument compute(const shape& out, std::span<const argument> args) const {
         std::size_t a = normalize_axis(axis, args[0].get_shape().ndim());
-        auto lens = sizes(args, args[0].get_shape().lens()[a]);
+        auto lens = split_to_sequence_lens(args.size() == 2 ? &args[1] : nullptr, args[0].get_shape().lens()[a]);
         std::vector<argument> elements;
         if (!lens.empty()) {
             argument pieces = compute_op(make_op("split", value{{"axis", static_cast<std::int64_t>(a)},

@@ -94,11 +94,11 @@ tolerances tolerance_overrides::apply(tolerances t) const {
 comparison compare_results(const argument& got, const argument& ref, const tolerances& tol) {
     const shape& g = got.get_shape();
     const shape& r = ref.get_shape();
-    if (g.is_tuple() || r.is_tuple()) {
+    if (!g.is_tensor() || !r.is_tensor()) {   // tuples, sequences and optionals: value by value
         comparison c;
         c.tol = tol;
         c.pass = true;
-        if (got.sub_arguments().size() != ref.sub_arguments().size()) {
+        if (g.type() != r.type() || got.sub_arguments().size() != ref.sub_arguments().size()) {
             c.pass = false;
             c.mismatch = to_string(g) + " but ref gives " + to_string(r);
             return c;

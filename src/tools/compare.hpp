@@ -45,7 +45,7 @@ struct comparison {
     std::size_t nan_got = 0, nan_ref = 0, inf_got = 0, inf_ref = 0;
 };
 
-// Tuples are compared element by element (the first failing one is reported).
+// Tuples, sequences and optionals are compared value by value (the first failing one is reported).
 comparison compare_results(const argument& got, const argument& ref, const tolerances& tol);
 // Several lines describing the comparison, each starting with `indent`.
 std::string describe(const comparison& c, const std::string& indent = "  ");

@@ -51,10 +51,12 @@ TEST(gpu_no_device, kernel_compile_error_names_the_instruction_and_prints_the_lo
     }
 }
 
+// A sequence of string tensors has no GPU form (sequences hold device tensors, strings have
+// none): the check lists every instruction that makes or reads one, with its node.
 TEST(gpu_no_device, unsupported_ops_are_one_error_listing_all) {
     program p;
     module& m = p.main();
-    auto x = m.add_parameter("x", shape(dtype::float32, std::vector<std::size_t>{4}));
+    auto x = m.add_parameter("x", shape(dtype::string, std::vector<std::size_t>{4}));
     auto a = m.add_instruction(make_op("sequence_construct"), std::vector<instruction_ref>{x});
     a->set_source_name("SequenceConstruct_3");
     auto b = m.add_instruction(make_op("sequence_length"), std::vector<instruction_ref>{a});
@@ -72,21 +74,33 @@ TEST(gpu_no_device, unsupported_ops_are_one_error_listing_all) {
     }
 }
 
-// Strings never reach the device: the check lists the string parameter and the string op.
-TEST(gpu_no_device, strings_are_refused_naming_the_instruction) {
+// Strings never reach the device: a string op is a host step, which the check accepts, the
+// program goes to the dynamic runner, and the compile report names it with its node.
+TEST(gpu_no_device, string_ops_are_reported_host_steps) {
     program p = parse_text(
         "x = @param:x -> string_type, {2}\n"
         "@0 = string_concat(x,x)\n"
         "@1 = @return(@0)\n");
-    p.main().begin()->set_source_name("names");
-    try {
-        gpu::check_supported(p.main());
-        FAIL() << "expected an error";
-    } catch (const error& e) {
-        std::string msg = e.what();
-        EXPECT_NE(msg.find("no GPU implementation for 2 instructions"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("string_concat"), std::string::npos) << msg;
-    }
+    instruction_ref concat = std::next(p.main().begin());
+    concat->set_source_name("names");
+    gpu::check_supported(p.main());
+    EXPECT_FALSE(gpu::static_module(p.main()));
+    EXPECT_TRUE(gpu::host_step(*concat));
+    EXPECT_EQ(gpu::host_steps_report(p.main()).rfind("host steps: 1 (string_concat 'names';", 0), 0u)
+        << gpu::host_steps_report(p.main());
+}
+
+// string_split's results are a tuple of strings and int64 counts: its elements are views, the
+// strings on the host and the counts on the device, both supported.
+TEST(gpu_no_device, the_elements_of_string_splits_tuple_are_supported) {
+    program p = parse_text(
+        "x = @param:x -> string_type, {3}\n"
+        "@0 = string_split[delimiter=\".\"](x)\n"
+        "@1 = get_tuple_elem[index=0](@0)\n"
+        "@2 = get_tuple_elem[index=1](@0)\n"
+        "@3 = @return(@1,@2)\n");
+    gpu::check_supported(p.main());
+    EXPECT_EQ(gpu::host_steps_report(p.main()).rfind("host steps: 1 (string_split;", 0), 0u) << gpu::host_steps_report(p.main());
 }
 
 TEST(gpu_no_device, making_the_target_without_a_device_is_a_clear_error) {
@@ -142,16 +156,10 @@ std::optional<program> lowered(const test_case& tc, compute_precision precision)
 
 bool computes(const instruction& ins) { return !gpu::needs_no_step(ins); }
 
-// The ops no GPU lowering takes yet, as the op cases use them (in fp32): sequences and optionals and
-// strings (tfidf_vectorizer with string tokens) never, the rest not yet. An op that gains a lowering is removed
-// here; one that loses it, or a new op without one, fails this test until it is listed.
-const std::set<std::string> expected_unsupported = {
-    "concat_from_sequence", "label_encoder", "optional", "optional_get_element",
-    "optional_has_element", "regex_full_match", "sequence_at", "sequence_construct",
-    "sequence_empty", "sequence_erase", "sequence_insert", "sequence_length", "sequence_map",
-    "split_to_sequence", "string_concat", "string_convert", "string_equal", "string_normalizer",
-    "string_split", "tfidf_vectorizer",
-};
+// The ops the gpu target does not run, as the op cases use them (in fp32): none (sequences and
+// optionals run in the dynamic runner, string ops as its host steps). An op that loses its
+// implementation, or a new op without one, fails this test until it is listed here.
+const std::set<std::string> expected_unsupported = {};
 
 TEST(gpu_no_device, unsupported_ops_of_the_op_cases_are_the_known_ones) {
     std::map<std::string, std::size_t> missing;   // op -> cases
@@ -175,6 +183,49 @@ TEST(gpu_no_device, unsupported_ops_of_the_op_cases_are_the_known_ones) {
     std::printf("op cases: %zu of %zu lower completely; %zu of %zu ops have no GPU lowering: %s\n", supported, cases,
                 got.size(), ops.size(), list.c_str());
     EXPECT_EQ(got, expected_unsupported);
+}
+
+// Only string ops run on the host (host_steps.cpp): across the op cases, an instruction is a host
+// step exactly when it computes (is no view) on a string tensor, the runner's matching refuses
+// every other (numeric label_encoder and tfidf_vectorizer go to their device lowering or are
+// refused), and the string cases give some host steps, each listed in the compile report's line.
+bool touches_strings(const instruction& ins) {
+    auto strings = [](const shape& s) {
+        if (s.is_tuple())
+            return std::any_of(s.sub_shapes().begin(), s.sub_shapes().end(),
+                               [](const shape& e) { return e.is_tensor() && e.type() == dtype::string; });
+        return s.is_tensor() && s.type() == dtype::string;
+    };
+    return strings(ins.get_shape()) ||
+           std::any_of(ins.inputs().begin(), ins.inputs().end(), [&](auto i) { return strings(i->get_shape()); });
+}
+
+TEST(gpu_no_device, the_host_path_takes_string_ops_only) {
+    std::size_t host = 0, numeric = 0;
+    for (const auto& tc : all_cases()) {
+        auto p = lowered(tc, compute_precision::fp32);
+        if (!p) continue;
+        std::size_t steps = 0;
+        for (const auto& ins : p->main()) {
+            if (!computes(ins)) continue;
+            const gpu::gpu_dynamic_op* d = gpu::find_dynamic_op(ins);
+            const bool on_host = d && std::string(d->what).rfind("a string op", 0) == 0;
+            EXPECT_EQ(gpu::host_step(ins), on_host) << tc.name() << ": " << ins.name();
+            if (!touches_strings(ins)) {
+                EXPECT_FALSE(on_host) << tc.name() << ": " << ins.name() << " has no string tensor but runs on the host";
+                ++numeric;
+                continue;
+            }
+            EXPECT_TRUE(on_host) << tc.name() << ": " << ins.name() << " computes on strings but is no host step";
+            steps += on_host;
+        }
+        host += steps;
+        std::string report = gpu::host_steps_report(p->main());
+        if (steps) EXPECT_EQ(report.rfind(cat("host steps: ", steps, " ("), 0), 0u) << tc.name() << ": " << report;
+        else EXPECT_EQ(report, "") << tc.name();
+    }
+    EXPECT_GT(host, 30u);
+    EXPECT_GT(numeric, 1000u);
 }
 
 // A reduction whose result a consumer broadcasts over more leading dims: the region's frame is the

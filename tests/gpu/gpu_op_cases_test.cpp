@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -120,20 +121,19 @@ TEST_P(gpu_op_case, matches_ref) {
         FAIL() << e.what();
     }
     ASSERT_EQ(got.size(), copies.size());
-    // A tuple output (topk, loop) is compared element by element, each in its own type's tolerance.
+    // A tuple, sequence or optional output (topk, loop, split_to_sequence) is compared value by
+    // value, each in its own type's tolerance; one whose kind or count differs fails as a whole.
     std::vector<argument> got_tensors, want_tensors;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-        if (got[i].get_shape().is_tuple() && copies[i].get_shape().is_tuple() &&
-            got[i].sub_arguments().size() == copies[i].sub_arguments().size()) {
-            for (std::size_t k = 0; k < got[i].sub_arguments().size(); ++k) {
-                got_tensors.push_back(got[i].sub_arguments()[k]);
-                want_tensors.push_back(copies[i].sub_arguments()[k]);
-            }
-            continue;
+    std::function<void(const argument&, const argument&)> flatten = [&](const argument& g, const argument& w) {
+        if (!g.get_shape().is_tensor() && g.get_shape().type() == w.get_shape().type() &&
+            g.sub_arguments().size() == w.sub_arguments().size()) {
+            for (std::size_t k = 0; k < g.sub_arguments().size(); ++k) flatten(g.sub_arguments()[k], w.sub_arguments()[k]);
+            return;
         }
-        got_tensors.push_back(got[i]);
-        want_tensors.push_back(copies[i]);
-    }
+        got_tensors.push_back(g);
+        want_tensors.push_back(w);
+    };
+    for (std::size_t i = 0; i < got.size(); ++i) flatten(got[i], copies[i]);
     bool ok = true;
     for (std::size_t i = 0; i < got_tensors.size(); ++i) {
         auto c = compare_results(got_tensors[i], want_tensors[i],

@@ -31,6 +31,9 @@ argument run_if(dynamic_runner& r, const instruction& ins, std::span<const argum
 // iteration: the inner dims' minimum lens, as ref.
 argument stack(dynamic_runner& r, const instruction& ins, const std::vector<argument>& parts, const shape& stacked,
                std::size_t output) {
+    if (stacked.type() == dtype::string)
+        fail("gpu: ", node_of(ins), ": scan output ", output, " is a string tensor, which the gpu target does not stack "
+             "(strings have no device form)");
     std::vector<std::size_t> lens = ops::stacked_lens(parts, stacked, output);
     argument out = r.allocate(shape(stacked.type(), lens));
     std::size_t at = 0;
@@ -88,6 +91,9 @@ shape drop_axis(const shape& s, std::size_t axis) {
 // iteration's first when reversed), then that dim moved to `axis` by a transpose made standard.
 argument stack_scan(dynamic_runner& r, const instruction& ins, const std::vector<argument>& parts, const shape& out,
                     std::size_t axis, bool reverse) {
+    if (out.type() == dtype::string)
+        fail("gpu: ", node_of(ins), ": a scan output is a string tensor, which the gpu target does not stack "
+             "(strings have no device form)");
     std::vector<std::size_t> lens = out.lens();
     lens.erase(lens.begin() + static_cast<std::ptrdiff_t>(axis));
     lens.insert(lens.begin(), parts.size());

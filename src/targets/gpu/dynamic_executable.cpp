@@ -38,6 +38,7 @@ public:
         }
         runner_.use_saved_kernels(saved.kernels);
         runner_.prepare(prog_.main());
+        host_steps_ = host_steps_report(prog_.main());
         update_stats();
         KILN_GPU_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "creating the input-ready event");
         stats_.memory = "no memory plan: the program's shapes are not all static or it holds control flow or "
@@ -81,6 +82,7 @@ private:
         stats_.cache_hits = k.cache_hits;
         stats_.saved_kernels = k.from_saved;
         stats_.notes.clear();
+        if (!host_steps_.empty()) stats_.notes.push_back(host_steps_);
         // Each launch of a cuBLASLt or cuDNN instruction looks its plan up again (a Loop body's
         // matmul once per iteration), so these count launches, not distinct plans.
         if (libs_.plans.from_saved + libs_.plans.queried)
@@ -115,6 +117,8 @@ private:
     argument host_input(const instruction& param, const argument& given) {
         const module& m = prog_.main();
         argument a = bind_input(m, param, given);
+        if (!a.get_shape().is_tensor() || a.get_shape().type() == dtype::string)   // a sequence, optional, strings
+            return runner_.upload(a, cat("copying input '", m.parameter_name(param), "' to the device"));
         if (!a.get_shape().standard()) a = a.copy();
         argument d = runner_.allocate(a.get_shape());
         // From pageable memory: the copy has read it when the call returns.
@@ -223,6 +227,7 @@ private:
     cudaEvent_t ready_ = nullptr;
     caller_buffers_in_place in_place_;
     executable_stats stats_;
+    std::string host_steps_;   // the string ops that run on the host, reported with the stats
 };
 
 }  // namespace

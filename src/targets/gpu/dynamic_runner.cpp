@@ -33,6 +33,13 @@ std::size_t value_bytes(const shape& s) {
     return n == 0 ? 0 : tuple_element_offset(s, n - 1) + value_bytes(s.sub_shapes().back());
 }
 
+// Tensors (or tuples of them) of the types the device holds: not a sequence, an optional or a
+// string tensor (which the runner holds on the host: host_steps.cpp).
+bool plain_values(const shape& s) {
+    if (s.is_tuple()) return std::all_of(s.sub_shapes().begin(), s.sub_shapes().end(), plain_values);
+    return s.is_tensor() && s.type() != dtype::string;
+}
+
 argument value_at(const shape& s, std::byte* p, const std::shared_ptr<void>& owner) {
     if (!s.is_tuple()) return argument(s, p, owner);
     std::vector<argument> elems;
@@ -58,7 +65,7 @@ const gpu_dynamic_op* find_dynamic_op(const instruction& ins) {
 
 bool static_module(const module& m) {
     for (const auto& ins : m)
-        if (has_dynamic(ins.get_shape()) || find_dynamic_op(ins)) return false;
+        if (!plain_values(ins.get_shape()) || has_dynamic(ins.get_shape()) || find_dynamic_op(ins)) return false;
     return true;
 }
 
@@ -154,6 +161,13 @@ argument dynamic_runner::scalar(const shape& s, std::int64_t v) {
 
 argument dynamic_runner::upload(const argument& host, const std::string& why) {
     const shape& s = host.get_shape();
+    if (!s.is_tensor()) {   // a tuple, sequence or optional: each value
+        std::vector<argument> elems;
+        for (const auto& e : host.sub_arguments()) elems.push_back(upload(e, why));
+        return s.is_tuple() ? argument(std::move(elems)) : argument(s, std::move(elems));
+    }
+    if (s.type() == dtype::string) return host.copy();   // strings stay on the host
+    if (!s.standard() && s.elements() != 0) return upload(host.copy(), why);   // empty: nothing to copy
     argument d = allocate(s);
     // From pageable memory: the copy has read it when the call returns.
     KILN_GPU_CHECK(cudaMemcpyAsync(d.data(), host.data(), s.bytes(), cudaMemcpyHostToDevice, stream_), why);
@@ -161,7 +175,14 @@ argument dynamic_runner::upload(const argument& host, const std::string& why) {
 }
 
 argument dynamic_runner::standard(const instruction& ins, const argument& a) {
-    if (a.get_shape().standard()) return a;
+    const shape& s = a.get_shape();
+    if (!s.is_tensor()) {   // a tuple, sequence or optional: each value
+        std::vector<argument> elems;
+        for (const auto& e : a.sub_arguments()) elems.push_back(standard(ins, e));
+        return s.is_tuple() ? argument(std::move(elems)) : argument(s, std::move(elems));
+    }
+    if (s.standard()) return a;
+    if (s.type() == dtype::string) return a.copy();   // strings live on the host
     std::vector<argument> in{a};
     return launch(ins, make_op("contiguous"), in);
 }
@@ -316,11 +337,13 @@ void dynamic_runner::prepare(const module& top) {
 }
 
 argument dynamic_runner::to_host(const argument& d, const std::string& what) {
-    if (d.get_shape().is_tuple()) {
+    const shape& s = d.get_shape();
+    if (!s.is_tensor()) {   // a tuple, sequence or optional: each value
         std::vector<argument> elems;
         for (const auto& e : d.sub_arguments()) elems.push_back(to_host(e, what));
-        return argument(std::move(elems));
+        return s.is_tuple() ? argument(std::move(elems)) : argument(s, std::move(elems));
     }
+    if (s.type() == dtype::string) return d.copy();   // already on the host
     argument h(d.get_shape());
     KILN_GPU_CHECK(cudaMemcpyAsync(h.data(), d.data(), d.get_shape().bytes(), cudaMemcpyDeviceToHost, stream_), what);
     KILN_GPU_CHECK(cudaStreamSynchronize(stream_), what);
@@ -371,6 +394,7 @@ argument dynamic_runner::literal_value(const instruction& ins) {
     auto it = st_->literals.find(&ins);
     if (it != st_->literals.end()) return it->second;
     const argument& a = ins.get_literal().get_argument();
+    if (a.get_shape().type() == dtype::string) return st_->literals.emplace(&ins, a).first->second;   // host
     argument d = allocate(a.get_shape());
     // On the stream (the stream is non-blocking: a cudaMemcpy on the legacy stream would be ordered
     // neither after the kernels that last used this pool block nor before the reads of the

@@ -10,9 +10,13 @@
 //    one stream, so a block freed while kernels still read it is only reused after them), and so
 //    does a lowering's scratch, given back once its steps are enqueued: a long Loop does not grow;
 //  - views are computed over their inputs' device values, as in the static executable;
+//  - values are device tensors, tuples, and ONNX sequences (lists of device tensors) and
+//    optionals (none or one value: sequence_ops.cpp); string tensors have no device form and are
+//    held on the host, where the string ops run as reported host steps (host_steps.cpp);
 //  - the host synchronises where the data decides what runs next, and only there: an If's
 //    condition, a Loop's trip count and condition (once per iteration), a data-dependent op's
-//    result size (docs/gpu.md lists each). Nothing is computed on the host.
+//    result size, a sequence position (docs/gpu.md lists each). No numeric value is computed on
+//    the host.
 #pragma once
 #include <memory>
 #include <optional>
@@ -46,6 +50,14 @@ struct gpu_dynamic_op_registrar {
 };
 const gpu_dynamic_op* find_dynamic_op(const instruction& ins);
 
+// Whether `ins` is a host step (host_steps.cpp): an op that takes strings (op_traits::strings),
+// not a view, with a string tensor among its inputs or results; the runner runs it with the ref
+// compute on the host. No other op ever runs on the host.
+bool host_step(const instruction& ins);
+// "host steps: 2 (string_normalizer 'norm', ...; ...)" for `m` and its bodies, or "" when none:
+// a line of the compile report.
+std::string host_steps_report(const module& m);
+
 // Whether the static executable runs `m`: every shape static and no instruction the runner
 // executes itself.
 bool static_module(const module& m);
@@ -68,7 +80,8 @@ public:
     // verify) sees each computing instruction of `m` (not of its bodies) after a synchronisation.
     std::vector<argument> run(const module& m, std::span<const argument> inputs,
                               const instruction_observer* observe = nullptr);
-    // A device value copied into fresh host memory (synchronous), tuples element by element.
+    // A device value copied into fresh host memory (synchronous), tuples, sequences and optionals
+    // value by value; a string tensor (held on the host) is copied.
     argument to_host(const argument& d, const std::string& what);
     // After the stream's synchronisation: throws naming the first instruction whose run-time
     // check failed (error_flags.hpp), then forgets this run's lowerings.
@@ -78,7 +91,8 @@ public:
     cudaStream_t stream() const { return stream_; }
     // Device memory for a value of static shape `s` (a tuple laid out as plan_memory lays it out).
     argument allocate(const shape& s);
-    // A standard-layout device value with the same elements (a copy kernel unless it is one).
+    // A standard-layout device value with the same elements (a copy kernel unless it is one);
+    // tuples, sequences and optionals value by value, string tensors copied on the host.
     argument standard(const instruction& ins, const argument& a);
     // The result of a view op (output_alias >= 0) over device values: where it points.
     argument view(const operation& op, std::span<const argument> args);
@@ -95,7 +109,8 @@ public:
     std::int64_t read_scalar(const argument& a, const std::string& why);
     // A device tensor of shape `s` (one element) holding `v`.
     argument scalar(const shape& s, std::int64_t v);
-    // A small host tensor (a loop counter, shape_of's lens) copied to the device on the run's stream.
+    // A small host tensor (a loop counter, shape_of's lens) copied to the device on the run's stream;
+    // tuples, sequences and optionals value by value; a string tensor stays on the host (copied).
     argument upload(const argument& host, const std::string& why);
     // An op with an expander (core/expand.hpp, onnx_node): the inputs it reads back, then its
     // program lowered by the gpu passes (once per input shapes and values read) and run here.

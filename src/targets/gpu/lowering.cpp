@@ -89,6 +89,8 @@ namespace {
 // takes them. A tuple (a multi-output op's result, laid out by the memory plan) when all its
 // elements are.
 bool gpu_element_type(const shape& s, bool small_ok) {
+    // A sequence or optional is a list of tensors to the dynamic runner (sequence_ops.cpp).
+    if (s.is_sequence() || s.is_optional()) return gpu_element_type(s.element(), small_ok);
     if (s.is_tuple())
         return std::all_of(s.sub_shapes().begin(), s.sub_shapes().end(),
                            [&](const shape& e) { return gpu_element_type(e, small_ok); });
@@ -106,6 +108,20 @@ bool gpu_element_type(const shape& s, bool small_ok) {
 
 bool has_dynamic(const shape& s) {
     return s.dynamic() || std::any_of(s.sub_shapes().begin(), s.sub_shapes().end(), has_dynamic);
+}
+
+bool holds_strings(const shape& s) {
+    if (s.is_tuple()) return std::any_of(s.sub_shapes().begin(), s.sub_shapes().end(), holds_strings);
+    return s.is_tensor() && s.type() == dtype::string;
+}
+
+// A sequence or optional holding string tensors: the runner carries sequences of device tensors,
+// and strings have none.
+bool strings_in_container(const shape& s) {
+    if (s.is_tuple()) return std::any_of(s.sub_shapes().begin(), s.sub_shapes().end(), strings_in_container);
+    if (!s.is_sequence() && !s.is_optional()) return false;
+    const shape& e = s.element();
+    return e.is_tensor() ? e.type() == dtype::string : strings_in_container(e);
 }
 
 // Lowerings take static shapes (kernels and the memory plan bake them in).
@@ -135,8 +151,19 @@ const gpu_lowering* find_lowering(const instruction& ins) {
 
 bool gpu_supported(const instruction& ins) {
     if (ins.is_return()) return true;
-    if (ins.is_param() || ins.is_literal()) return gpu_element_type(ins.get_shape(), true);
+    // String tensors have no device form: the dynamic runner holds them on the host, runs views
+    // over them there and the string ops as reported host steps (host_steps.cpp).
+    if (strings_in_container(ins.get_shape()) ||
+        std::any_of(ins.inputs().begin(), ins.inputs().end(), [](auto i) { return strings_in_container(i->get_shape()); }))
+        return false;
+    const bool strings = ins.get_shape().type() == dtype::string;
+    if (ins.is_param() || ins.is_literal()) return strings || gpu_element_type(ins.get_shape(), true);
     if (find_dynamic_op(ins)) return true;
+    // A view over strings (or over a tuple holding some: string_split's results) points into host
+    // memory; its result is a string tensor or one the device holds.
+    if (ins.get_operator().traits().output_alias >= 0 &&
+        (strings || std::any_of(ins.inputs().begin(), ins.inputs().end(), [](auto i) { return holds_strings(i->get_shape()); })))
+        return strings || gpu_element_type(ins.get_shape(), true);
     if (ins.get_operator().traits().data_dependent) return false;   // its result shape needs an op of the runner
     if (has_dynamic(ins.get_shape()) || std::any_of(ins.inputs().begin(), ins.inputs().end(), [](auto i) {
             return has_dynamic(i->get_shape());
