@@ -209,6 +209,17 @@ h = @param:h -> half_type, {4, 4}
         << ::testing::PrintToString(placement);
 }
 
+// rms_norm with a contiguous scale, and with one constant along the row (broadcast over the rows).
+const char* const rms_norm_program = R"(module: "main"
+x = @param:x -> float_type, {3, 5, 64}
+s = @param:s -> float_type, {64}
+t = @param:t -> float_type, {5, 1}
+@0 = rms_norm[axis=-1,epsilon=1e-05](x,s)
+@1 = multibroadcast[out_lens={3, 5, 64}](t)
+@2 = rms_norm[axis=2,epsilon=0.001](x,@1)
+@3 = @return(@0,@2)
+)";
+
 // ConvTranspose on oneDNN's deconvolution (weights [C_in, C_out / group, k...] read permuted),
 // with groups, strides, asymmetric pads and output_padding; rms_norm as generated code.
 TEST(cpu_target, deconvolution_on_onednn_and_rms_norm_generated) {
@@ -224,16 +235,7 @@ w = @param:w -> float_type, {8, 3, 3, 3}
         auto placement = check_against_ref(text);
         EXPECT_TRUE(placed(placement, "onednn: 1 instruction (deconvolution 1)")) << ::testing::PrintToString(placement);
     }
-    const std::string rms = R"(module: "main"
-x = @param:x -> float_type, {3, 5, 64}
-s = @param:s -> float_type, {64}
-t = @param:t -> float_type, {5, 1}
-@0 = rms_norm[axis=-1,epsilon=1e-05](x,s)
-@1 = multibroadcast[out_lens={3, 5, 64}](t)
-@2 = rms_norm[axis=2,epsilon=0.001](x,@1)
-@3 = @return(@0,@2)
-)";
-    auto placement = check_against_ref(rms);
+    auto placement = check_against_ref(rms_norm_program);
     EXPECT_TRUE(placed(placement, "generated code: 2 instructions (rms_norm 2)")) << ::testing::PrintToString(placement);
 }
 
@@ -288,6 +290,54 @@ b = @param:b -> float_type, {16, 1, 1}
     double err = 0, norm = 0;
     for (std::size_t i = 0; i < g.size(); ++i) err += (g[i] - w[i]) * (g[i] - w[i]), norm += w[i] * w[i];
     EXPECT_LT(std::sqrt(err / norm), native ? 2e-2 : 1e-5);
+}
+
+// The generated code's float16 conversions (bit operations, see pointwise_codegen.cpp) are exact:
+// every float16 bit pattern loads as ref converts it, and floats store as ref rounds them (the
+// midpoint of every pair of neighbouring float16 values, ties to even, and a sweep of float bit
+// patterns through every exponent: subnormals, overflow to infinity, NaN).
+TEST(cpu_target, float16_conversions_of_generated_code_are_exact) {
+    auto same = [](const argument& got, const argument& want) {
+        auto g = to_doubles(got), w = to_doubles(want);
+        ASSERT_EQ(g.size(), w.size());
+        for (std::size_t i = 0; i < g.size(); ++i)
+            if (!(std::isnan(g[i]) && std::isnan(w[i]))) ASSERT_EQ(g[i], w[i]) << "element " << i;
+    };
+    const std::string load = R"(module: "main"
+x = @param:x -> half_type, {65536}
+@0 = convert[target_type=float_type,saturate=true](x)
+@1 = neg(@0)
+@2 = @return(@1)
+)";
+    argument h(shape(dtype::float16, std::vector<std::size_t>{65536}));
+    for (std::size_t i = 0; i < 65536; ++i) {
+        auto bits = static_cast<std::uint16_t>(i);
+        std::memcpy(h.data() + 2 * i, &bits, 2);
+    }
+    auto exe = make_target("cpu")->compile(parse_text(load));
+    EXPECT_TRUE(placed(exe->stats().placement, "generated code: 1 instruction (pointwise 1)"))
+        << ::testing::PrintToString(exe->stats().placement);
+    same(exe->run({{"x", h}})[0], make_target("ref")->compile(parse_text(load), {.optimize = false})->run({{"x", h}})[0]);
+
+    const std::string store = R"(module: "main"
+y = @param:y -> float_type, {327680}
+@0 = neg(y)
+@1 = convert[target_type=half_type,saturate=false](@0)
+@2 = @return(@1)
+)";
+    argument f(shape(dtype::float32, std::vector<std::size_t>{327680}));
+    auto* fv = reinterpret_cast<float*>(f.data());
+    auto all = to_doubles(h);
+    for (std::size_t i = 0; i < 65535; ++i)   // midpoints (within one sign: the neighbour's bits + 1)
+        fv[i] = static_cast<float>((all[i] + all[i + 1]) / 2);
+    for (std::size_t i = 65535; i < 327680; ++i) {
+        auto bits = static_cast<std::uint32_t>((i - 65535) * 16411u);
+        std::memcpy(fv + i, &bits, 4);
+    }
+    exe = make_target("cpu")->compile(parse_text(store));
+    EXPECT_TRUE(placed(exe->stats().placement, "generated code: 1 instruction (pointwise 1)"))
+        << ::testing::PrintToString(exe->stats().placement);
+    same(exe->run({{"y", f}})[0], make_target("ref")->compile(parse_text(store), {.optimize = false})->run({{"y", f}})[0]);
 }
 
 // Every attention variant runs on oneDNN (none on the reference compute): causal with an offset,
@@ -364,8 +414,7 @@ TEST(cpu_target, attention_variants_in_float16_and_bfloat16) {
 // mean over two axes without keepdims of a broadcast expression, each reduction kind over the last
 // axis with a pointwise consumer, and a mean and variance whose mean (no keepdims) is broadcast
 // back over the row. None runs on the reference computes.
-TEST(cpu_target, fused_reduce_regions_run_as_generated_code) {
-    const char* programs[] = {
+const char* const fused_reduce_programs[] = {
         R"(module: "main"
 x = @param:x -> float_type, {4, 37, 5}
 @0 = reduce_max[axes={1}](x)
@@ -398,16 +447,11 @@ x0 = @param:x0 -> float_type, {2, 5}
 @6 = reduce_sum[axes={2}](x)
 @7 = @return(@5,@6)
 )",
-    };
-    for (const char* text : programs) {
-        SCOPED_TRACE(text);
-        auto placement = check_against_ref(text);
-        EXPECT_TRUE(placed(placement, "generated code")) << ::testing::PrintToString(placement);
-        EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
-    }
-    for (const char* reduce : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1",
-                               "reduce_l2", "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp"}) {
-        std::string text = std::string(R"(module: "main"
+};
+const char* const reductions[] = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1",
+                                  "reduce_l2", "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp"};
+std::string reduction_program(const char* reduce) {
+    return std::string(R"(module: "main"
 x = @param:x -> float_type, {6, 7}
 @0 = abs(x)
 @1 = )") + reduce + R"([axes={-1}](@0)
@@ -416,9 +460,77 @@ x = @param:x -> float_type, {6, 7}
 @4 = mul(@1,@3)
 @5 = @return(@4)
 )";
+}
+
+TEST(cpu_target, fused_reduce_regions_run_as_generated_code) {
+    for (const char* text : fused_reduce_programs) {
+        SCOPED_TRACE(text);
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "generated code")) << ::testing::PrintToString(placement);
+        EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
+    }
+    for (const char* reduce : reductions) {
+        std::string text = reduction_program(reduce);
         SCOPED_TRACE(text);
         auto placement = check_against_ref(text);
         EXPECT_TRUE(placed(placement, "generated code: 1 instruction (fused_reduce 1)")) << ::testing::PrintToString(placement);
+    }
+}
+
+// `text` with every float_type made `type`, compiled for cpu (-O) and ref (no passes) and run on
+// the same random inputs (seeds 0 and 1); the results agree within the type's tolerance (ref
+// computes each op in double and rounds its result to the type, the cpu code in float).
+std::vector<std::string> check_low_against_ref(std::string text, const std::string& type) {
+    for (std::size_t p = 0; (p = text.find("float_type", p)) != std::string::npos; p += type.size()) text.replace(p, 10, type);
+    bool half = type == "half_type";
+    double rtol = half ? 4e-3 : 3.2e-2, atol = half ? 1e-3 : 1e-2;
+    program prog = parse_text(text);
+    auto cpu = make_target("cpu")->compile(parse_text(text));
+    auto ref = make_target("ref")->compile(parse_text(text), {.optimize = false});
+    for (std::uint64_t seed : {0, 1}) {
+        param_map in;
+        std::size_t k = 0;
+        for (auto prm : prog.main().parameters())
+            in[prog.main().parameter_name(*prm)] = random_argument(prm->get_shape(), seed, k++);
+        auto got = cpu->run(in);
+        auto want = ref->run(in);
+        EXPECT_EQ(got.size(), want.size());
+        for (std::size_t o = 0; o < got.size() && o < want.size(); ++o) {
+            EXPECT_EQ(got[o].get_shape().type(), want[o].get_shape().type());
+            auto g = to_doubles(got[o]), w = to_doubles(want[o]);
+            EXPECT_EQ(g.size(), w.size());
+            for (std::size_t i = 0; i < g.size() && i < w.size(); ++i)
+                EXPECT_NEAR(g[i], w[i], atol + rtol * std::abs(w[i])) << type << " seed " << seed << " output " << o << " element " << i;
+        }
+    }
+    return cpu->stats().placement;
+}
+
+// The same regions in float16 and bfloat16: generated code reading and writing the type, computing
+// in float (sums in double), none on the reference compute.
+TEST(cpu_target, fused_reduce_regions_in_float16_and_bfloat16) {
+    for (const char* type : {"half_type", "bf16_type"}) {
+        for (const char* text : fused_reduce_programs) {
+            SCOPED_TRACE(text);
+            auto placement = check_low_against_ref(text, type);
+            EXPECT_TRUE(placed(placement, "generated code")) << ::testing::PrintToString(placement);
+            EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
+        }
+        for (const char* reduce : reductions) {
+            std::string text = reduction_program(reduce);
+            SCOPED_TRACE(text);
+            auto placement = check_low_against_ref(text, type);
+            EXPECT_TRUE(placed(placement, "generated code: 1 instruction (fused_reduce 1)"))
+                << ::testing::PrintToString(placement);
+        }
+    }
+}
+
+TEST(cpu_target, rms_norm_in_float16_and_bfloat16) {
+    for (const char* type : {"half_type", "bf16_type"}) {
+        SCOPED_TRACE(type);
+        auto placement = check_low_against_ref(rms_norm_program, type);
+        EXPECT_TRUE(placed(placement, "generated code: 2 instructions (rms_norm 2)")) << ::testing::PrintToString(placement);
     }
 }
 

@@ -20,40 +20,14 @@
 #include "ops/fused.hpp"
 #include "ops/normalization.hpp"
 #include "targets/cpu/kernels.hpp"
+#include "targets/cpu/low_precision.hpp"
 #include "targets/cpu/scalar_helpers_source.hpp"
 
 namespace kiln {
 namespace {
 
 using leaf = pointwise_library::leaf;
-
-// float16 and bfloat16 values are computed in float: loaded up, and rounded to their type after
-// each op (as ref rounds each op's result), stored down.
-const char* const low_precision_helpers = R"(
-static inline float kiln_ld_bf16(unsigned short b) { unsigned u = (unsigned)b << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }
-static inline unsigned short kiln_st_bf16(float f) {
-    unsigned u; __builtin_memcpy(&u, &f, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (unsigned short)(u >> 16);
-}
-static inline float kiln_rd_bf16(float f) { return kiln_ld_bf16(kiln_st_bf16(f)); }
-static inline float kiln_rd_f16(float f) { return (float)(_Float16)f; }
-)";
-
-bool float_kind(dtype t) { return t == dtype::float32 || t == dtype::float16 || t == dtype::bfloat16; }
-std::string c_type(dtype t) {
-    return t == dtype::float32 ? "float" : t == dtype::float16 ? "_Float16" : "unsigned short";
-}
-std::string load(dtype t, const std::string& e) {
-    return t == dtype::float32 ? e : t == dtype::float16 ? "(float)" + e : "kiln_ld_bf16(" + e + ")";
-}
-std::string round_to(dtype t, const std::string& e) {
-    return t == dtype::float32 ? e : t == dtype::float16 ? "kiln_rd_f16(" + e + ")" : "kiln_rd_bf16(" + e + ")";
-}
-std::string store(dtype t, const std::string& e) {
-    return t == dtype::float32 ? e : t == dtype::float16 ? "(_Float16)" + e : "kiln_st_bf16(" + e + ")";
-}
+using namespace cpu_codegen;
 
 // Outer-index divisor of dim d: the product of the outer dims after d (the inner dim excluded).
 std::size_t outer_div(const std::vector<std::size_t>& lens, std::size_t d) {
@@ -164,7 +138,8 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
     return src;
 }
 
-// rms_norm over dims axis..end of a standard float32 x: per row, one vectorised pass for the sum
+// rms_norm over dims axis..end of a standard float32, float16 or bfloat16 x (the low types loaded
+// as float, the sum of squares in float, the result rounded once as ref rounds it): per row, one vectorised pass for the sum
 // of squares and one for x * inv * scale (the row in cache between them); rows split over the
 // pool for large tensors. The scale may broadcast over the rows (its offset computed per row) but
 // must be contiguous or constant along the row.
@@ -172,8 +147,7 @@ std::string generate_rms_norm(const instruction& ins, const std::string& fn, std
     const auto* op = ins.get_operator().get_if<ops::rms_norm>();
     const shape& x = ins.inputs()[0]->get_shape();
     const shape& sc = ins.inputs()[1]->get_shape();
-    if (!op || !x.standard() || x.type() != dtype::float32 || sc.type() != dtype::float32 || x.ndim() == 0)
-        return "";
+    if (!op || !x.standard() || !float_kind(x.type()) || !float_kind(sc.type()) || x.ndim() == 0) return "";
     const auto& out = x.lens();
     auto axis = static_cast<std::size_t>(op->axis < 0 ? op->axis + static_cast<std::int64_t>(x.ndim()) : op->axis);
     if (axis >= x.ndim()) return "";
@@ -189,8 +163,8 @@ std::string generate_rms_norm(const instruction& ins, const std::string& fn, std
         expect *= out[d];
     }
     if (!contiguous && !constant) return "";
-    leaves.push_back({0, nullptr, {}});
-    leaves.push_back({1, nullptr, *st});
+    leaves.push_back({0, nullptr, {}, x.type()});
+    leaves.push_back({1, nullptr, *st, sc.type()});
     std::string base = "        long sb = 0;\n";
     for (std::size_t d = 0; d < axis; ++d) {
         std::size_t div = 1;
@@ -203,21 +177,58 @@ std::string generate_rms_norm(const instruction& ins, const std::string& fn, std
     std::snprintf(eps, sizeof eps, "%.9g", static_cast<double>(op->epsilon));
     std::string R = std::to_string(row);
     std::string src = "extern \"C\" void " + fn + "(const void* const* in_, void* out_) {\n";
-    src += "    const float* x = static_cast<const float*>(in_[0]);\n";
-    src += "    const float* s = static_cast<const float*>(in_[1]);\n    float* y = static_cast<float*>(out_);\n";
+    std::string xt = c_type(x.type()), st_ = c_type(sc.type()), yt = c_type(ins.get_shape().type());
+    src += "    const " + xt + "* x = static_cast<const " + xt + "*>(in_[0]);\n";
+    src += "    const " + st_ + "* s = static_cast<const " + st_ + "*>(in_[1]);\n";
+    src += "    " + yt + "* y = static_cast<" + yt + "*>(out_);\n";
     if (rows * row >= 65536 && rows > 1) src += "#pragma omp parallel for\n";
     src += "    for (long r = 0; r < " + std::to_string(rows) + "; ++r) {\n" + base;
-    src += "        const float* xr = x + r * " + R + "L;\n        float* yr = y + r * " + R + "L;\n";
+    src += "        const " + xt + "* xr = x + r * " + R + "L;\n        " + yt + "* yr = y + r * " + R + "L;\n";
     src += "        float ss = 0;\n#pragma omp simd reduction(+ : ss)\n";
-    src += "        for (long i = 0; i < " + R + "; ++i) ss += xr[i] * xr[i];\n";
+    src += "        for (long i = 0; i < " + R + "; ++i) { const float v = " + load(x.type(), "xr[i]") + "; ss += v * v; }\n";
     src += "        const float inv = 1.0f / sqrtf(ss / " + R + ".0f + " + eps + "f);\n";
-    src += "#pragma omp simd\n        for (long i = 0; i < " + R + "; ++i) yr[i] = xr[i] * inv * s[sb" +
-           (constant ? std::string("") : " + i") + "];\n";
+    std::string scale = load(sc.type(), "s[sb" + (constant ? std::string("") : " + i") + "]");
+    src += "#pragma omp simd\n        for (long i = 0; i < " + R + "; ++i) yr[i] = " +
+           store(ins.get_shape().type(), load(x.type(), "xr[i]") + " * inv * " + scale) + ";\n";
     src += "    }\n}\n";
     return src;
 }
 
 }  // namespace
+
+// float16 by bit operations rather than _Float16: GCC 12 vectorises no _Float16 conversion
+// without AVX512-FP16, while these are integer selects (and one int to float conversion for the
+// subnormals) that it vectorises like bfloat16's shift. Both are exact: round to nearest even,
+// NaN stays NaN, float16 overflow gives infinity (checked on every float16 and a sweep of float
+// bit patterns against _Float16 casts).
+const char* const cpu_codegen::low_precision_helpers = R"(
+static inline float kiln_bits_f(unsigned u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
+static inline unsigned kiln_f_bits(float f) { unsigned u; __builtin_memcpy(&u, &f, 4); return u; }
+static inline float kiln_ld_bf16(unsigned short b) { return kiln_bits_f((unsigned)b << 16); }
+static inline unsigned short kiln_st_bf16(float f) {
+    unsigned u = kiln_f_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+}
+static inline float kiln_rd_bf16(float f) { return kiln_ld_bf16(kiln_st_bf16(f)); }
+static inline float kiln_ld_f16(unsigned short h) {
+    unsigned e = h & 0x7fffu;
+    unsigned normal = e >= 0x7c00u ? (e << 13) | 0x7f800000u : (e << 13) + 0x38000000u;   /* rebias 15 -> 127 */
+    unsigned sub = kiln_f_bits((float)(int)e * 0x1p-24f);
+    unsigned small = 0u - (unsigned)(e < 0x400u);   /* subnormal or zero: all ones (a select, not a branch) */
+    return kiln_bits_f((sub & small) | (normal & ~small) | (unsigned)(h & 0x8000u) << 16);
+}
+static inline unsigned short kiln_st_f16(float f) {
+    unsigned a = kiln_f_bits(f) & 0x7fffffffu;
+    unsigned normal = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    normal = normal < 0x7c00u ? normal : 0x7c00u;
+    unsigned sub = kiln_f_bits(kiln_bits_f(a) + 0.5f) - 0x3f000000u;   /* the add rounds to a multiple of 2^-24 */
+    unsigned r = a > 0x7f800000u ? 0x7e00u : a < 0x38800000u ? sub : normal;
+    return (unsigned short)(r | ((kiln_f_bits(f) >> 16) & 0x8000u));
+}
+static inline float kiln_rd_f16(float f) { return kiln_ld_f16(kiln_st_f16(f)); }
+)";
 
 pointwise_library::~pointwise_library() {
     if (handle_) dlclose(handle_);
@@ -276,7 +287,7 @@ std::string isa_flags() {
 bool pointwise_library::build() {
     if (regions_.empty()) return false;
     std::string flags = "-std=c++17 -O3 " + isa_flags() + " -fopenmp -shared -fPIC";
-    std::string src = std::string(scalar_helpers_source) + low_precision_helpers + "\n" + source_;
+    std::string src = std::string(scalar_helpers_source) + cpu_codegen::low_precision_helpers + "\n" + source_;
     std::size_t h = std::hash<std::string>{}(src + flags);
     const char* home = std::getenv("HOME");
     std::filesystem::path dir = std::getenv("KILN_CACHE_DIR") ? std::getenv("KILN_CACHE_DIR")
