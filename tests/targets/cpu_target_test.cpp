@@ -679,5 +679,53 @@ x = @param:x -> float_type, {1, 16, 10, 10}
     std::remove(path.c_str());
 }
 
+// float16 contractions on a CPU without AVX512-FP16 (this EPYC) compute in float32 on oneDNN, the
+// reorders around each primitive converting (F16C); bfloat16 ones in bf16 where AVX512-BF16 is.
+// A convolution with a bias, a residual and a max pool; matmuls with a broadcast bias and with
+// packed constant weights; a reshape of a transpose (a copy). None on the reference compute.
+TEST(cpu_target, float16_and_bfloat16_contractions_on_onednn) {
+    const std::string programs[] = {
+        R"(module: "main"
+x = @param:x -> float_type, {1, 16, 10, 10}
+w = @param:w -> float_type, {16, 16, 3, 3}
+b = @param:b -> float_type, {16, 1, 1}
+@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w)
+@1 = add(@0,b)
+@2 = add(@1,x)
+@3 = relu(@2)
+@4 = pooling[mode=max,padding={0, 0, 0, 0},stride={2, 2},lengths={2, 2},dilations={1, 1},ceil_mode=false,count_include_pad=false,lp_order=2,global=false](@3)
+@5 = @return(@4)
+)",
+        R"(module: "main"
+a = @param:a -> float_type, {2, 8, 32}
+m = @param:m -> float_type, {2, 32, 16}
+c = @param:c -> float_type, {16}
+@0 = dot(a,m)
+@1 = multibroadcast[out_lens={2, 8, 16}](c)
+@2 = add(@0,@1)
+@3 = @return(@2)
+)",
+        std::string(R"(module: "main"
+a = @param:a -> float_type, {8, 32}
+@0 = )") + literal_text(32 * 24, 3) + R"( -> float_type, {32, 24}
+@1 = dot(a,@0)
+@2 = @return(@1)
+)",
+        R"(module: "main"
+x = @param:x -> float_type, {4, 6, 8}
+@0 = transpose[permutation={0, 2, 1}](x)
+@1 = reshape[dims={4, 48}](@0)
+@2 = @return(@1)
+)",
+    };
+    for (const char* type : {"half_type", "bf16_type"})
+        for (const auto& text : programs) {
+            SCOPED_TRACE(std::string(type) + "\n" + text);
+            auto placement = check_low_against_ref(text, type);
+            EXPECT_TRUE(placed(placement, "onednn")) << ::testing::PrintToString(placement);
+            EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
+        }
+}
+
 }  // namespace
 }  // namespace kiln

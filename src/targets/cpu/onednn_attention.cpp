@@ -8,8 +8,8 @@
 // the matmuls read it and accumulate in float, the scores and the softmax are float, and the
 // probabilities are rounded to the type for the second matmul. Elsewhere the kernel runs the float
 // kernel per tile (one batch entry and key/value head: the query heads of its group), each tile's
-// q, k, v and mask converted into float buffers the size of the tile (in cache) and its output
-// converted back; no whole-tensor copy.
+// q, k, v and mask converted into float buffers the size of the tile (in cache; F16C, see
+// type_convert.hpp) and its output converted back; no whole-tensor copy.
 #include <dnnl.hpp>
 
 #include <cmath>
@@ -19,6 +19,7 @@
 #include "ops/attention.hpp"
 #include "targets/cpu/kernels.hpp"
 #include "targets/cpu/onednn_util.hpp"
+#include "targets/cpu/type_convert.hpp"
 
 namespace kiln {
 namespace {
@@ -198,7 +199,7 @@ public:
                 for (auto& t : tiles_) {
                     if (t.arg < 0) continue;
                     t.user.set_data_handle(args[t.arg].data() + offset(t, b, h));
-                    t.to.execute(s, t.user, t.tile);
+                    t.to->execute(s, t.user, t.tile);
                 }
                 const void* mask = nullptr;
                 if (bool_mask_) mask = args[3].data() + offset(tiles_[3], b, h);
@@ -207,7 +208,7 @@ public:
                             tiles_[2].tile.get_data_handle(), mask, tiles_[4].tile.get_data_handle());
                 auto& y = tiles_[4];
                 y.user.set_data_handle(out.data() + offset(y, b, h));
-                y.to.execute(s, y.tile, y.user);
+                y.to->execute(s, y.tile, y.user);
             }
         s.wait();
     }
@@ -218,7 +219,7 @@ private:
         int arg = -1;                  // -1: unused (no mask, or a bool mask read in place)
         std::size_t batch_stride = 0, head_stride = 0, bytes = 0;
         memory user, tile;
-        dnnl::reorder to;              // user -> tile (the output: tile -> user)
+        std::optional<tensor_copy> to;   // user -> tile (the output: tile -> user)
     };
     // A tile of `s`: batch 1 and `heads` heads, its strides.
     static shape tile_shape(const shape& s, std::size_t heads) {
@@ -241,7 +242,8 @@ private:
         t.arg = arg;
         t.user = memory(plain_desc(user), eng, nullptr);
         t.tile = memory(plain_desc(f), eng);
-        t.to = arg < 0 ? dnnl::reorder(t.tile, t.user) : dnnl::reorder(t.user, t.tile);
+        if (arg < 0) t.to.emplace(t.tile, t.user);
+        else t.to.emplace(t.user, t.tile);
         return f;
     }
     std::size_t offset(const tile& t, std::size_t b, std::size_t h) const {

@@ -48,6 +48,11 @@ inline memory::desc plain_desc(const shape& s, std::size_t rank = 0) {
     return memory::desc(d, *t, st);
 }
 
+// A strided descriptor with another data type (same dims and strides).
+inline memory::desc with_type(const memory::desc& d, memory::data_type t) {
+    return memory::desc(d.get_dims(), t, d.get_strides());
+}
+
 inline shape transposed(const shape& s) {
     auto lens = s.lens();
     auto strides = s.strides();

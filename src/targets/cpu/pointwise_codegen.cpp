@@ -196,38 +196,21 @@ std::string generate_rms_norm(const instruction& ins, const std::string& fn, std
 
 }  // namespace
 
-// float16 by bit operations rather than _Float16: GCC 12 vectorises no _Float16 conversion
-// without AVX512-FP16, while these are integer selects (and one int to float conversion for the
-// subnormals) that it vectorises like bfloat16's shift. Both are exact: round to nearest even,
-// NaN stays NaN, float16 overflow gives infinity (checked on every float16 and a sweep of float
-// bit patterns against _Float16 casts).
+// float16 through _Float16, whose conversions are F16C's vcvtph2ps/vcvtps2ph. GCC 12 vectorises
+// no _Float16 conversion on a CPU without AVX512-FP16, so a float16 region's loop stays scalar.
+// Conversions by bit operations that GCC does vectorise were measured: as fast in a loop of
+// arithmetic, 6x slower in one calling libm (exp, erf: such a call keeps the loop scalar for every
+// type), so F16C's one instruction stays.
 const char* const cpu_codegen::low_precision_helpers = R"(
-static inline float kiln_bits_f(unsigned u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
-static inline unsigned kiln_f_bits(float f) { unsigned u; __builtin_memcpy(&u, &f, 4); return u; }
-static inline float kiln_ld_bf16(unsigned short b) { return kiln_bits_f((unsigned)b << 16); }
+static inline float kiln_ld_bf16(unsigned short b) { unsigned u = (unsigned)b << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }
 static inline unsigned short kiln_st_bf16(float f) {
-    unsigned u = kiln_f_bits(f);
+    unsigned u; __builtin_memcpy(&u, &f, 4);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40);
     u += 0x7fffu + ((u >> 16) & 1u);
     return (unsigned short)(u >> 16);
 }
 static inline float kiln_rd_bf16(float f) { return kiln_ld_bf16(kiln_st_bf16(f)); }
-static inline float kiln_ld_f16(unsigned short h) {
-    unsigned e = h & 0x7fffu;
-    unsigned normal = e >= 0x7c00u ? (e << 13) | 0x7f800000u : (e << 13) + 0x38000000u;   /* rebias 15 -> 127 */
-    unsigned sub = kiln_f_bits((float)(int)e * 0x1p-24f);
-    unsigned small = 0u - (unsigned)(e < 0x400u);   /* subnormal or zero: all ones (a select, not a branch) */
-    return kiln_bits_f((sub & small) | (normal & ~small) | (unsigned)(h & 0x8000u) << 16);
-}
-static inline unsigned short kiln_st_f16(float f) {
-    unsigned a = kiln_f_bits(f) & 0x7fffffffu;
-    unsigned normal = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
-    normal = normal < 0x7c00u ? normal : 0x7c00u;
-    unsigned sub = kiln_f_bits(kiln_bits_f(a) + 0.5f) - 0x3f000000u;   /* the add rounds to a multiple of 2^-24 */
-    unsigned r = a > 0x7f800000u ? 0x7e00u : a < 0x38800000u ? sub : normal;
-    return (unsigned short)(r | ((kiln_f_bits(f) >> 16) & 0x8000u));
-}
-static inline float kiln_rd_f16(float f) { return kiln_ld_f16(kiln_st_f16(f)); }
+static inline float kiln_rd_f16(float f) { return (float)(_Float16)f; }
 )";
 
 pointwise_library::~pointwise_library() {
