@@ -283,8 +283,9 @@ b = @param:b -> float_type, {16, 1, 1}
     bool native = cpu->ignored_options(bf16).empty();
     EXPECT_TRUE(placed(exe->stats().placement, "onednn: 1 instruction (fused_epilogue 1)"))
         << ::testing::PrintToString(exe->stats().placement);
-    if (!native)
+    if (!native) {
         EXPECT_EQ(cpu->ignored_options(bf16), std::vector<std::string>{"--bf16 (this CPU has no AVX512-BF16: cpu computes in float32)"});
+    }
     auto g = to_doubles(exe->run(in)[0]);
     auto w = to_doubles(make_target("ref")->compile(parse_text(conv), {.optimize = false})->run(in)[0]);
     double err = 0, norm = 0;
@@ -292,7 +293,7 @@ b = @param:b -> float_type, {16, 1, 1}
     EXPECT_LT(std::sqrt(err / norm), native ? 2e-2 : 1e-5);
 }
 
-// The generated code's float16 conversions (bit operations, see pointwise_codegen.cpp) are exact:
+// The generated code's float16 conversions (F16C through _Float16) are exact:
 // every float16 bit pattern loads as ref converts it, and floats store as ref rounds them (the
 // midpoint of every pair of neighbouring float16 values, ties to even, and a sweep of float bit
 // patterns through every exponent: subnormals, overflow to infinity, NaN).
@@ -301,7 +302,9 @@ TEST(cpu_target, float16_conversions_of_generated_code_are_exact) {
         auto g = to_doubles(got), w = to_doubles(want);
         ASSERT_EQ(g.size(), w.size());
         for (std::size_t i = 0; i < g.size(); ++i)
-            if (!(std::isnan(g[i]) && std::isnan(w[i]))) ASSERT_EQ(g[i], w[i]) << "element " << i;
+            if (!(std::isnan(g[i]) && std::isnan(w[i]))) {
+                ASSERT_EQ(g[i], w[i]) << "element " << i;
+            }
     };
     const std::string load = R"(module: "main"
 x = @param:x -> half_type, {65536}
@@ -531,6 +534,26 @@ TEST(cpu_target, rms_norm_in_float16_and_bfloat16) {
         SCOPED_TRACE(type);
         auto placement = check_low_against_ref(rms_norm_program, type);
         EXPECT_TRUE(placed(placement, "generated code: 2 instructions (rms_norm 2)")) << ::testing::PrintToString(placement);
+    }
+}
+
+// layernorm, softmax (over a middle axis) and logsoftmax in float16 and bfloat16 on oneDNN: in
+// bf16 where the CPU has AVX512-BF16, else in float32 with x converted in and the result out.
+TEST(cpu_target, normalizations_in_float16_and_bfloat16_on_onednn) {
+    const char* text = R"(module: "main"
+x = @param:x -> float_type, {4, 6, 32}
+s = @param:s -> float_type, {32}
+b = @param:b -> float_type, {32}
+@0 = layernorm[axis=-1,epsilon=1e-05](x,s,b)
+@1 = softmax[axis=1](x)
+@2 = logsoftmax[axis=-1](x)
+@3 = @return(@0,@1,@2)
+)";
+    for (const char* type : {"half_type", "bf16_type"}) {
+        SCOPED_TRACE(type);
+        auto placement = check_low_against_ref(text, type);
+        EXPECT_TRUE(placed(placement, "onednn: 3 instructions (layernorm 1, logsoftmax 1, softmax 1)"))
+            << ::testing::PrintToString(placement);
     }
 }
 

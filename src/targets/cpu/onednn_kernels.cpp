@@ -225,17 +225,6 @@ private:
 
 namespace {
 
-// The type a primitive computes a tensor of type t in: t itself, except float16 (bfloat16) where
-// oneDNN's ISA at run time lacks AVX512-FP16 (AVX512-BF16) and so has no optimised kernels for it:
-// float32 there, the reorders into and out of the primitive converting (a float16 model on this
-// EPYC runs its convolutions and matmuls in float32 instead of on the reference computes).
-memory::data_type compute_type(dtype t) {
-    if ((t == dtype::float16 && !native_precision(compute_precision::fp16)) ||
-        (t == dtype::bfloat16 && !native_precision(compute_precision::bf16)))
-        return memory::data_type::f32;
-    return *dnnl_type(t);
-}
-
 // The post-ops of an epilogue tail, and the binary operands they read. `sum_as_binary`: the
 // residual is a binary add reading it in place, not a sum post-op onto a copy of it in dst (for
 // matmuls, whose plain dst gains nothing from accumulating in place: the copy was 2% of the
@@ -539,6 +528,13 @@ cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx) {
         return {};   // a configuration oneDNN has no implementation for: the reference runs it
     }
     return {};
+}
+
+memory::data_type compute_type(dtype t) {
+    if ((t == dtype::float16 && !native_precision(compute_precision::fp16)) ||
+        (t == dtype::bfloat16 && !native_precision(compute_precision::bf16)))
+        return memory::data_type::f32;
+    return *dnnl_type(t);
 }
 
 bool native_precision(compute_precision p) {
