@@ -608,6 +608,25 @@ i = @param:i -> int64_type, {2}
 }
 
 // A reshape of a transposed value is a copy in row-major order: oneDNN's reorder.
+// Concat as block copies along the first, a middle and the last axis (negative too), in float,
+// int64, bool and float16, with an input empty along the axis and a constant input.
+TEST(cpu_target, concat_copies_blocks) {
+    for (const char* type : {"float_type", "int64_type", "bool_type", "half_type"})
+        for (const char* axis : {"0", "1", "-1"}) {
+            std::string t = type;
+            std::string text = "module: \"main\"\nx = @param:x -> " + t + ", {2, 3, 4}\ny = @param:y -> " + t +
+                               ", {2, 3, 4}\ne = @param:e -> " + t + ", {0, 0, 0}\n";
+            // e's dims along the other axes are those of x: rewritten per axis below.
+            std::string e_lens = std::string(axis) == "0" ? "{0, 3, 4}" : std::string(axis) == "1" ? "{2, 0, 4}" : "{2, 3, 0}";
+            text.replace(text.find("{0, 0, 0}"), 9, e_lens);
+            text += "@0 = concat[axis=" + std::string(axis) + "](x,e,y,x)\n@1 = @return(@0)\n";
+            SCOPED_TRACE(text);
+            auto placement = check_against_ref(text);
+            EXPECT_TRUE(placed(placement, "block copies: 1 instruction (concat 1)")) << ::testing::PrintToString(placement);
+            EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
+        }
+}
+
 TEST(cpu_target, reshape_copies_on_onednn) {
     const std::string text = R"(module: "main"
 x = @param:x -> float_type, {2, 5, 4, 3}
