@@ -608,6 +608,48 @@ i = @param:i -> int64_type, {2}
 }
 
 // A reshape of a transposed value is a copy in row-major order: oneDNN's reorder.
+// Integer and bool pointwise regions as generated code, computing in 64 bits and wrapping to the
+// element type as ref does (int8 products overflow here), with comparisons, where, bitwise ops
+// and converts between integers, bools and floats. Integer division stays on the reference, which
+// raises on a zero divisor (the generated helpers would give 0).
+TEST(cpu_target, integer_and_bool_regions_run_as_generated_code) {
+    for (const char* type : {"int8_type", "uint8_type", "int32_type", "int64_type"}) {
+        std::string t = type;
+        std::string text = "module: \"main\"\nx = @param:x -> " + t + ", {4, 33}\ny = @param:y -> " + t + ", {33}\n" +
+                           R"(@0 = multibroadcast[out_lens={4, 33}](y)
+@1 = mul(x,@0)
+@2 = @literal{37} -> )" + t + R"(, {}
+@3 = multibroadcast[out_lens={4, 33}](@2)
+@4 = mul(@1,@3)
+@5 = add(@4,x)
+@6 = bitwise_xor(@5,@0)
+@7 = greater(@6,x)
+@8 = where(@7,@6,@1)
+@9 = max(@8,x)
+@10 = convert[target_type=float_type,saturate=false](@9)
+@11 = convert[target_type=bool_type,saturate=false](@9)
+@12 = @return(@10,@11)
+)";
+        SCOPED_TRACE(text);
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "generated code")) << ::testing::PrintToString(placement);
+        EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
+    }
+    const std::string division = R"(module: "main"
+x = @param:x -> int32_type, {8}
+y = @param:y -> int32_type, {8}
+@0 = add(x,y)
+@1 = div(@0,y)
+@2 = @return(@1)
+)";
+    auto exe = make_target("cpu")->compile(parse_text(division));
+    EXPECT_TRUE(placed(exe->stats().placement, "ref compute: 1 (pointwise int32_type 1:")) << ::testing::PrintToString(exe->stats().placement);
+    argument x(shape(dtype::int32, std::vector<std::size_t>{8})), y(shape(dtype::int32, std::vector<std::size_t>{8}));
+    std::memset(x.data(), 0, x.get_shape().bytes());
+    std::memset(y.data(), 0, y.get_shape().bytes());
+    EXPECT_THROW(exe->run({{"x", x}, {"y", y}}), error);
+}
+
 // Concat as block copies along the first, a middle and the last axis (negative too), in float,
 // int64, bool and float16, with an input empty along the axis and a constant input.
 TEST(cpu_target, concat_copies_blocks) {

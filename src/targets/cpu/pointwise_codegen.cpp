@@ -1,5 +1,6 @@
-// Pointwise regions as generated code: each `pointwise` instruction whose body is float32 and
-// whose ops print scalar expressions (operation::scalar_expr over src/ops/scalar_helpers.h)
+// Pointwise regions as generated code: each `pointwise` instruction whose values are float32,
+// float16, bfloat16, whole-byte integers or bools (low_precision.hpp) and whose ops print scalar
+// expressions (operation::scalar_expr over src/ops/scalar_helpers.h)
 // becomes one C++ function, a single pass over memory: the innermost dim vectorised (strides are
 // compile-time constants, broadcast inputs stride 0), the outer ones split over the OpenMP pool
 // for large tensors. All regions of an executable go into one source file compiled once with the
@@ -16,6 +17,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "ops/binary.hpp"
 #include "ops/convert.hpp"
 #include "ops/fused.hpp"
 #include "ops/normalization.hpp"
@@ -54,6 +56,23 @@ std::optional<std::vector<std::size_t>> strides_at(const shape& s, const std::ve
     return r;
 }
 
+// A convert the generated code does as the reference: between float types (a rounding), and from
+// integers and bools to anything (an integer wraps to a narrower one, a bool is 0 or 1, a number
+// becomes a bool as != 0). From a float to an integer C++ leaves out-of-range values undefined:
+// those stay on the reference.
+std::optional<std::string> convert_value(dtype from, dtype to, const std::string& v) {
+    if (float_kind(from) && !float_kind(to)) return std::nullopt;
+    if (to == dtype::bool_) return "(" + v + " != 0)";
+    return float_kind(to) ? "float(" + v + ")" : v;
+}
+
+// Integer division, modulus and power raise on a zero divisor or a negative exponent in ref; the
+// scalar helpers return 0 there (scalar_helpers.h), so such a region stays on the reference.
+bool raises_on_integers(const instruction& b) {
+    const operation& op = b.get_operator();
+    return integer_kind(b.get_shape().type()) && (op.get_if<ops::div>() || op.get_if<ops::mod>() || op.get_if<ops::pow>());
+}
+
 // The function computing one region; empty when it cannot be generated.
 std::string generate(const instruction& ins, const std::string& fn, std::vector<leaf>& leaves) {
     const module& body = *ins.module_inputs()[0];
@@ -67,7 +86,7 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
             code += "            y[o * INNER + i] = " + store(ins.get_shape().type(), names.at(&*b.inputs()[0])) + ";\n";
             break;
         }
-        if (!float_kind(b.get_shape().type()) || b.get_shape().dynamic()) return "";
+        if (!generated_type(b.get_shape().type()) || b.get_shape().dynamic() || raises_on_integers(b)) return "";
         if ((b.is_param() || b.is_literal()) && only_viewed(b)) continue;   // read through its views
         std::string name = "v" + std::to_string(names.size());
         bool view = b.get_operator().traits().broadcast_view;
@@ -106,7 +125,7 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
                     loads += "        " + base + " += (o / " + std::to_string(outer_div(out, d)) + " % " +
                              std::to_string(out[d]) + ") * " + std::to_string(l.strides[d]) + "L;\n";
             std::string inner = out.empty() ? "0" : std::to_string(l.strides.back());
-            code += "            const float " + name + " = " +
+            code += "            const " + value_type(l.type) + " " + name + " = " +
                     load(l.type, "in" + std::to_string(k) + "[" + base + " + i * " + inner + "]") + ";\n";
             names[&b] = name;
             continue;
@@ -114,14 +133,15 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
         std::vector<std::string> args;
         for (auto in : b.inputs()) args.push_back(names.at(&*in));
         std::optional<std::string> e;
+        dtype t = b.get_shape().type();
         if (const auto* c = b.get_operator().get_if<ops::convert>()) {
-            if (b.inputs().size() == 1 && float_kind(c->target_type) && float_kind(b.inputs()[0]->get_shape().type()))
-                e = args[0];
+            if (b.inputs().size() == 1) e = convert_value(b.inputs()[0]->get_shape().type(), c->target_type, args[0]);
         } else {
             e = b.get_operator().scalar_expr(args);
         }
         if (!e) return "";
-        code += "            const float " + name + " = " + round_to(b.get_shape().type(), "float(" + *e + ")") + ";\n";
+        std::string value = float_kind(t) ? "float(" + *e + ")" : *e;
+        code += "            const " + value_type(t) + " " + name + " = " + round_to(t, value) + ";\n";
         names[&b] = name;
     }
     std::size_t inner = out.empty() ? 1 : out.back(), total = ins.get_shape().elements();
@@ -221,7 +241,7 @@ cpu_kernel pointwise_library::add(const instruction& ins) {
     bool pointwise = ins.get_operator().get_if<ops::pointwise>() != nullptr;
     bool reduce = ins.get_operator().get_if<ops::fused_reduce>() != nullptr;
     bool rms = ins.get_operator().get_if<ops::rms_norm>() != nullptr && ins.inputs().size() == 2;
-    if ((!pointwise && !reduce && !rms) || !float_kind(ins.get_shape().type()) || !ins.get_shape().standard() ||
+    if ((!pointwise && !reduce && !rms) || !generated_type(ins.get_shape().type()) || !ins.get_shape().standard() ||
         ins.get_shape().elements() == 0 || ins.get_shape().dynamic())
         return {};
     for (auto in : ins.inputs())
