@@ -557,6 +557,25 @@ b = @param:b -> float_type, {32}
     }
 }
 
+// Attention over transposed views (the heads of a [B, S, H, D] projection, as models feed it):
+// in float16 each tile of q, k, v is strided, so it is gathered into a dense tile before the
+// conversion; bfloat16 reads the strides in its matmuls.
+TEST(cpu_target, attention_over_transposed_views) {
+    for (const char* type : {"float_type", "half_type", "bf16_type"}) {
+        std::string t = type;
+        std::string text = "module: \"main\"\nq = @param:q -> " + t + ", {2, 5, 4, 8}\nk = @param:k -> " + t +
+                           ", {2, 7, 2, 8}\nv = @param:v -> " + t + ", {2, 7, 2, 8}\n" + R"(@0 = transpose[permutation={0, 2, 1, 3}](q)
+@1 = transpose[permutation={0, 2, 1, 3}](k)
+@2 = transpose[permutation={0, 2, 1, 3}](v)
+@3 = attention[scale=0,is_causal=true,causal_offset=2,softcap=0](@0,@1,@2)
+@4 = @return(@3)
+)";
+        SCOPED_TRACE(text);
+        auto placement = t == "float_type" ? check_against_ref(text) : check_low_against_ref(text, t);
+        EXPECT_TRUE(placed(placement, "onednn: 1 instruction (attention 1)")) << ::testing::PrintToString(placement);
+    }
+}
+
 // A NaN anywhere in a row makes its max and min NaN, as in ref (the vector lanes' max alone would
 // drop it); other rows are unaffected.
 TEST(cpu_target, fused_reduce_max_min_propagate_nan) {
