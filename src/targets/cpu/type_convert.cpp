@@ -153,9 +153,9 @@ void tensor_copy::execute(dnnl::stream& s, const memory& from, const memory& to)
     void* src = from.get_data_handle();
     if (before) {
         run(*before, s, src, mid_from.get_data_handle());
-        s.wait();
         src = mid_from.get_data_handle();
     }
+    s.wait();   // the conversion runs on this thread: what the stream wrote must be there
     void* dst = after ? mid_to.get_data_handle() : to.get_data_handle();
     convert_elements(src, from_type, dst, to_type, elements);
     if (after) run(*after, s, dst, to.get_data_handle());
