@@ -13,54 +13,12 @@
 #include "core/text_parser.hpp"
 #include "tools/saved_program.hpp"
 #include "tools/verify.hpp"
+#include "cpu_test_util.hpp"
 
 namespace kiln {
 namespace {
 
-void expect_close(const argument& got, const argument& want) {
-    auto g = to_doubles(got), w = to_doubles(want);
-    ASSERT_EQ(g.size(), w.size());
-    for (std::size_t i = 0; i < g.size(); ++i)
-        ASSERT_NEAR(g[i], w[i], 1e-4 + 1e-4 * std::abs(w[i])) << "element " << i;
-}
-
-// Compiles `text` for cpu (-O) and ref (no passes) and compares on the same random inputs.
-std::vector<std::string> check_against_ref(const std::string& text, bool column_major = false) {
-    param_map in;
-    program p = parse_text(text);
-    std::size_t k = 0;
-    for (const auto& name : p.main().parameter_names()) {
-        shape s;
-        for (auto prm : p.main().parameters())
-            if (p.main().parameter_name(*prm) == name) s = prm->get_shape();
-        argument a = random_argument(s, 0, k++);
-        if (column_major && s.ndim() > 1) {
-            auto lens = s.lens();
-            std::vector<std::size_t> strides(lens.size());
-            std::size_t st = 1;
-            for (std::size_t d = 0; d < lens.size(); ++d) strides[d] = st, st *= lens[d];
-            argument c(shape(s.type(), lens, strides));
-            shape cs = c.get_shape();
-            for (std::size_t i = 0; i < s.elements(); ++i)
-                std::memcpy(c.data() + cs.index(i) * 4, a.data() + i * 4, 4);
-            a = c;
-        }
-        in[name] = a;
-    }
-    auto cpu = make_target("cpu")->compile(parse_text(text));
-    auto ref = make_target("ref")->compile(parse_text(text), {.optimize = false});
-    auto got = cpu->run(in);
-    auto want = ref->run(in);
-    EXPECT_EQ(got.size(), want.size());
-    for (std::size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i]);
-    return cpu->stats().placement;
-}
-
-bool placed(const std::vector<std::string>& placement, const std::string& what) {
-    for (const auto& p : placement)
-        if (p.find(what) != std::string::npos) return true;
-    return false;
-}
+using namespace cpu_test;
 
 TEST(cpu_target, pointwise_regions_run_as_generated_code) {
     const std::string text = R"(module: "main"
@@ -79,7 +37,7 @@ c = @param:c -> float_type, {5}
         SCOPED_TRACE(cm ? "column-major inputs" : "standard inputs");
         auto placement = check_against_ref(text, cm);
         EXPECT_TRUE(placed(placement, "generated code: 1 instruction (pointwise 1)")) << ::testing::PrintToString(placement);
-        EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
+        EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
     }
 }
 
@@ -175,7 +133,7 @@ w2 = @param:w2 -> float_type, {16, 16, 3, 3}
 }
 
 // An epilogue op oneDNN has no post-op for (div) stays out of the epilogue (the fusion policy) and
-// runs as generated code; nothing falls to the reference computes.
+// runs as generated code; nothing falls to the reference computes ("ref compute" in the report).
 TEST(cpu_target, epilogue_takes_only_post_ops) {
     const std::string text = R"(module: "main"
 x = @param:x -> float_type, {1, 8, 10, 10}
@@ -190,8 +148,35 @@ b = @param:b -> float_type, {8, 1, 1}
     auto placement = check_against_ref(text);
     EXPECT_TRUE(placed(placement, "onednn: 1 instruction (fused_epilogue 1)")) << ::testing::PrintToString(placement);
     EXPECT_TRUE(placed(placement, "generated code: 1 instruction (pointwise 1)")) << ::testing::PrintToString(placement);
-    EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
+    EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
 }
+
+// What no kernel takes runs its reference compute and the report says so, by op and type, with
+// the instructions (named by position in main where the model gave no node name).
+TEST(cpu_target, report_names_what_runs_on_reference_computes) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {2, 3, 3}
+h = @param:h -> half_type, {4, 4}
+@0 = cumsum[axis=0,exclusive=false,reverse=false](x)
+@1 = cumsum[axis=1,exclusive=false,reverse=false](x)
+@2 = det(h)
+@3 = @return(@0,@1,@2)
+)";
+    auto placement = check_against_ref(text);
+    EXPECT_TRUE(placed(placement, "ref compute: 3 (cumsum float_type 2: '@2', '@3'; det half_type 1: '@4')"))
+        << ::testing::PrintToString(placement);
+}
+
+// rms_norm with a contiguous scale, and with one constant along the row (broadcast over the rows).
+const char* const rms_norm_program = R"(module: "main"
+x = @param:x -> float_type, {3, 5, 64}
+s = @param:s -> float_type, {64}
+t = @param:t -> float_type, {5, 1}
+@0 = rms_norm[axis=-1,epsilon=1e-05](x,s)
+@1 = multibroadcast[out_lens={3, 5, 64}](t)
+@2 = rms_norm[axis=2,epsilon=0.001](x,@1)
+@3 = @return(@0,@2)
+)";
 
 // ConvTranspose on oneDNN's deconvolution (weights [C_in, C_out / group, k...] read permuted),
 // with groups, strides, asymmetric pads and output_padding; rms_norm as generated code.
@@ -208,101 +193,8 @@ w = @param:w -> float_type, {8, 3, 3, 3}
         auto placement = check_against_ref(text);
         EXPECT_TRUE(placed(placement, "onednn: 1 instruction (deconvolution 1)")) << ::testing::PrintToString(placement);
     }
-    const std::string rms = R"(module: "main"
-x = @param:x -> float_type, {3, 5, 64}
-s = @param:s -> float_type, {64}
-t = @param:t -> float_type, {5, 1}
-@0 = rms_norm[axis=-1,epsilon=1e-05](x,s)
-@1 = multibroadcast[out_lens={3, 5, 64}](t)
-@2 = rms_norm[axis=2,epsilon=0.001](x,@1)
-@3 = @return(@0,@2)
-)";
-    auto placement = check_against_ref(rms);
+    auto placement = check_against_ref(rms_norm_program);
     EXPECT_TRUE(placed(placement, "generated code: 2 instructions (rms_norm 2)")) << ::testing::PrintToString(placement);
-}
-
-// float16 and bfloat16 pointwise regions run as generated code computing in float (rounded to
-// their type after each op, as ref); --bf16 runs oneDNN's bf16 primitives with their post-ops
-// where the CPU has AVX512-BF16, else computes in float32 and says so.
-TEST(cpu_target, low_precision_regions_and_bf16_compute) {
-    for (const char* t : {"half_type", "bf16_type"}) {
-        SCOPED_TRACE(t);
-        const std::string text = std::string(R"(module: "main"
-x = @param:x -> )") + t + R"(, {4, 33}
-y = @param:y -> )" + t + R"(, {33}
-@0 = mul(x,y)
-@1 = sigmoid(@0)
-@2 = convert[target_type=float_type,saturate=true](@1)
-@3 = @return(@2)
-)";
-        program p = parse_text(text);
-        param_map in;
-        in["x"] = random_argument(p.main().parameters()[0]->get_shape(), 0, 0);
-        in["y"] = random_argument(p.main().parameters()[1]->get_shape(), 0, 1);
-        auto exe = make_target("cpu")->compile(parse_text(text));
-        EXPECT_TRUE(placed(exe->stats().placement, "generated code: 1 instruction (pointwise 1)"))
-            << ::testing::PrintToString(exe->stats().placement);
-        auto g = to_doubles(exe->run(in)[0]);
-        auto w = to_doubles(make_target("ref")->compile(parse_text(text), {.optimize = false})->run(in)[0]);
-        for (std::size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], 1e-2) << i;
-    }
-    const std::string conv = R"(module: "main"
-x = @param:x -> float_type, {1, 16, 10, 10}
-w = @param:w -> float_type, {16, 16, 3, 3}
-b = @param:b -> float_type, {16, 1, 1}
-@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w)
-@1 = add(@0,b)
-@2 = relu(@1)
-@3 = @return(@2)
-)";
-    program p = parse_text(conv);
-    param_map in;
-    for (std::size_t k = 0; k < 3; ++k)
-        in[p.main().parameter_names()[k]] = random_argument(p.main().get_parameter(p.main().parameter_names()[k])->get_shape(), 0, k);
-    auto cpu = make_target("cpu");
-    compile_options bf16{.precision = compute_precision::bf16};
-    auto exe = cpu->compile(parse_text(conv), bf16);
-    bool native = cpu->ignored_options(bf16).empty();
-    EXPECT_TRUE(placed(exe->stats().placement, "onednn: 1 instruction (fused_epilogue 1)"))
-        << ::testing::PrintToString(exe->stats().placement);
-    if (!native)
-        EXPECT_EQ(cpu->ignored_options(bf16), std::vector<std::string>{"--bf16 (this CPU has no AVX512-BF16: cpu computes in float32)"});
-    auto g = to_doubles(exe->run(in)[0]);
-    auto w = to_doubles(make_target("ref")->compile(parse_text(conv), {.optimize = false})->run(in)[0]);
-    double err = 0, norm = 0;
-    for (std::size_t i = 0; i < g.size(); ++i) err += (g[i] - w[i]) * (g[i] - w[i]), norm += w[i] * w[i];
-    EXPECT_LT(std::sqrt(err / norm), native ? 2e-2 : 1e-5);
-}
-
-// Every attention variant runs on oneDNN (none on the reference compute): causal with an offset,
-// softcap, bool and float masks that broadcast, grouped-query heads (q 4 heads over k/v 2), and
-// a bool mask with rows of no key at all (zeros, as ref).
-TEST(cpu_target, attention_variants_on_onednn) {
-    struct variant {
-        const char* attrs;
-        const char* q;
-        const char* kv;
-        const char* mask;   // empty: none
-    };
-    const variant variants[] = {
-        {"scale=0,is_causal=true,causal_offset=0,softcap=0", "{2, 4, 6, 8}", "{2, 4, 6, 8}", ""},
-        {"scale=0,is_causal=true,causal_offset=2,softcap=0", "{1, 2, 4, 8}", "{1, 2, 7, 8}", ""},
-        {"scale=0.2,is_causal=false,causal_offset=0,softcap=1.5", "{1, 2, 5, 8}", "{1, 2, 9, 8}", ""},
-        {"scale=0,is_causal=false,causal_offset=0,softcap=0", "{2, 2, 5, 8}", "{2, 2, 9, 8}", "bool_type, {2, 1, 5, 9}"},
-        {"scale=0,is_causal=true,causal_offset=0,softcap=2", "{2, 2, 5, 8}", "{2, 2, 5, 8}", "bool_type, {5, 5}"},
-        {"scale=0,is_causal=true,causal_offset=0,softcap=0", "{1, 4, 5, 8}", "{1, 2, 5, 8}", "float_type, {1, 4, 5, 5}"},
-        {"scale=0,is_causal=false,causal_offset=0,softcap=0", "{2, 6, 3, 8}", "{2, 1, 7, 8}", "bool_type, {7}"},
-    };
-    for (const auto& v : variants) {
-        SCOPED_TRACE(std::string(v.attrs) + " q " + v.q + " kv " + v.kv + " mask " + v.mask);
-        std::string text = std::string("module: \"main\"\nq = @param:q -> float_type, ") + v.q +
-                           "\nk = @param:k -> float_type, " + v.kv + "\nv = @param:v -> float_type, " + v.kv + "\n";
-        if (*v.mask) text += std::string("m = @param:m -> ") + v.mask + "\n";
-        text += std::string("@0 = attention[") + v.attrs + "](q,k,v" + (*v.mask ? ",m" : "") + ")\n@1 = @return(@0)\n";
-        auto placement = check_against_ref(text);
-        EXPECT_TRUE(placed(placement, "onednn: 1 instruction (attention 1)")) << ::testing::PrintToString(placement);
-        EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
-    }
 }
 
 // fused_reduce regions as generated code: (x - max)^2 / sum((x - max)^2) over a middle axis (three
@@ -310,8 +202,7 @@ TEST(cpu_target, attention_variants_on_onednn) {
 // mean over two axes without keepdims of a broadcast expression, each reduction kind over the last
 // axis with a pointwise consumer, and a mean and variance whose mean (no keepdims) is broadcast
 // back over the row. None runs on the reference computes.
-TEST(cpu_target, fused_reduce_regions_run_as_generated_code) {
-    const char* programs[] = {
+const char* const fused_reduce_programs[] = {
         R"(module: "main"
 x = @param:x -> float_type, {4, 37, 5}
 @0 = reduce_max[axes={1}](x)
@@ -344,16 +235,13 @@ x0 = @param:x0 -> float_type, {2, 5}
 @6 = reduce_sum[axes={2}](x)
 @7 = @return(@5,@6)
 )",
-    };
-    for (const char* text : programs) {
-        SCOPED_TRACE(text);
-        auto placement = check_against_ref(text);
-        EXPECT_TRUE(placed(placement, "generated code")) << ::testing::PrintToString(placement);
-        EXPECT_FALSE(placed(placement, "reference computes")) << ::testing::PrintToString(placement);
-    }
-    for (const char* reduce : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1",
-                               "reduce_l2", "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp"}) {
-        std::string text = std::string(R"(module: "main"
+};
+
+const char* const reductions[] = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1",
+                                  "reduce_l2", "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp"};
+
+std::string reduction_program(const char* reduce) {
+    return std::string(R"(module: "main"
 x = @param:x -> float_type, {6, 7}
 @0 = abs(x)
 @1 = )") + reduce + R"([axes={-1}](@0)
@@ -362,9 +250,48 @@ x = @param:x -> float_type, {6, 7}
 @4 = mul(@1,@3)
 @5 = @return(@4)
 )";
+}
+
+TEST(cpu_target, fused_reduce_regions_run_as_generated_code) {
+    for (const char* text : fused_reduce_programs) {
+        SCOPED_TRACE(text);
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "generated code")) << ::testing::PrintToString(placement);
+        EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
+    }
+    for (const char* reduce : reductions) {
+        std::string text = reduction_program(reduce);
         SCOPED_TRACE(text);
         auto placement = check_against_ref(text);
         EXPECT_TRUE(placed(placement, "generated code: 1 instruction (fused_reduce 1)")) << ::testing::PrintToString(placement);
+    }
+}
+
+// The same regions in float16 and bfloat16: generated code reading and writing the type, computing
+// in float (sums in double), none on the reference compute.
+TEST(cpu_target, fused_reduce_regions_in_float16_and_bfloat16) {
+    for (const char* type : {"half_type", "bf16_type"}) {
+        for (const char* text : fused_reduce_programs) {
+            SCOPED_TRACE(text);
+            auto placement = check_low_against_ref(text, type);
+            EXPECT_TRUE(placed(placement, "generated code")) << ::testing::PrintToString(placement);
+            EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
+        }
+        for (const char* reduce : reductions) {
+            std::string text = reduction_program(reduce);
+            SCOPED_TRACE(text);
+            auto placement = check_low_against_ref(text, type);
+            EXPECT_TRUE(placed(placement, "generated code: 1 instruction (fused_reduce 1)"))
+                << ::testing::PrintToString(placement);
+        }
+    }
+}
+
+TEST(cpu_target, rms_norm_in_float16_and_bfloat16) {
+    for (const char* type : {"half_type", "bf16_type"}) {
+        SCOPED_TRACE(type);
+        auto placement = check_low_against_ref(rms_norm_program, type);
+        EXPECT_TRUE(placed(placement, "generated code: 2 instructions (rms_norm 2)")) << ::testing::PrintToString(placement);
     }
 }
 
@@ -419,6 +346,67 @@ i = @param:i -> int64_type, {2}
 }
 
 // A reshape of a transposed value is a copy in row-major order: oneDNN's reorder.
+// Integer and bool pointwise regions as generated code, computing in 64 bits and wrapping to the
+// element type as ref does (int8 products overflow here), with comparisons, where, bitwise ops
+// and converts between integers, bools and floats. Integer division stays on the reference, which
+// raises on a zero divisor (the generated helpers would give 0).
+TEST(cpu_target, integer_and_bool_regions_run_as_generated_code) {
+    for (const char* type : {"int8_type", "uint8_type", "int32_type", "int64_type"}) {
+        std::string t = type;
+        std::string text = "module: \"main\"\nx = @param:x -> " + t + ", {4, 33}\ny = @param:y -> " + t + ", {33}\n" +
+                           R"(@0 = multibroadcast[out_lens={4, 33}](y)
+@1 = mul(x,@0)
+@2 = @literal{37} -> )" + t + R"(, {}
+@3 = multibroadcast[out_lens={4, 33}](@2)
+@4 = mul(@1,@3)
+@5 = add(@4,x)
+@6 = bitwise_xor(@5,@0)
+@7 = greater(@6,x)
+@8 = where(@7,@6,@1)
+@9 = max(@8,x)
+@10 = convert[target_type=float_type,saturate=false](@9)
+@11 = convert[target_type=bool_type,saturate=false](@9)
+@12 = @return(@10,@11)
+)";
+        SCOPED_TRACE(text);
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "generated code")) << ::testing::PrintToString(placement);
+        EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
+    }
+    const std::string division = R"(module: "main"
+x = @param:x -> int32_type, {8}
+y = @param:y -> int32_type, {8}
+@0 = add(x,y)
+@1 = div(@0,y)
+@2 = @return(@1)
+)";
+    auto exe = make_target("cpu")->compile(parse_text(division));
+    EXPECT_TRUE(placed(exe->stats().placement, "ref compute: 1 (pointwise int32_type 1:")) << ::testing::PrintToString(exe->stats().placement);
+    argument x(shape(dtype::int32, std::vector<std::size_t>{8})), y(shape(dtype::int32, std::vector<std::size_t>{8}));
+    std::memset(x.data(), 0, x.get_shape().bytes());
+    std::memset(y.data(), 0, y.get_shape().bytes());
+    EXPECT_THROW(exe->run({{"x", x}, {"y", y}}), error);
+}
+
+// Concat as block copies along the first, a middle and the last axis (negative too), in float,
+// int64, bool and float16, with an input empty along the axis and a constant input.
+TEST(cpu_target, concat_copies_blocks) {
+    for (const char* type : {"float_type", "int64_type", "bool_type", "half_type"})
+        for (const char* axis : {"0", "1", "-1"}) {
+            std::string t = type;
+            std::string text = "module: \"main\"\nx = @param:x -> " + t + ", {2, 3, 4}\ny = @param:y -> " + t +
+                               ", {2, 3, 4}\ne = @param:e -> " + t + ", {0, 0, 0}\n";
+            // e's dims along the other axes are those of x: rewritten per axis below.
+            std::string e_lens = std::string(axis) == "0" ? "{0, 3, 4}" : std::string(axis) == "1" ? "{2, 0, 4}" : "{2, 3, 0}";
+            text.replace(text.find("{0, 0, 0}"), 9, e_lens);
+            text += "@0 = concat[axis=" + std::string(axis) + "](x,e,y,x)\n@1 = @return(@0)\n";
+            SCOPED_TRACE(text);
+            auto placement = check_against_ref(text);
+            EXPECT_TRUE(placed(placement, "block copies: 1 instruction (concat 1)")) << ::testing::PrintToString(placement);
+            EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
+        }
+}
+
 TEST(cpu_target, reshape_copies_on_onednn) {
     const std::string text = R"(module: "main"
 x = @param:x -> float_type, {2, 5, 4, 3}
@@ -460,17 +448,6 @@ w = @param:w -> float_type, {8, 8, 3, 3}
         });
     for (auto& th : threads) th.join();
     for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
-}
-
-// A literal of `n` values in [-1, 1] (seeded), in text IR.
-std::string literal_text(std::size_t n, unsigned seed) {
-    std::string s = "@literal{";
-    unsigned v = seed * 2654435761u + 1;
-    for (std::size_t i = 0; i < n; ++i) {
-        v = v * 1664525u + 1013904223u;
-        s += (i ? ", " : "") + std::to_string(static_cast<double>(v >> 8) / (1u << 23) - 1.0);
-    }
-    return s + "}";
 }
 
 // A saved program keeps the weights in the layouts the primitives chose: loading it reads them

@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <map>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/target.hpp"
@@ -64,7 +65,7 @@ double work(const instruction& ins) {
     return out;
 }
 
-// "reference computes: 3 instructions (gather 2, softmax 1)"
+// "onednn: 3 instructions (gemm 2, softmax 1)"
 std::string placement_line(const std::string& where, const std::map<std::string, std::size_t>& ops) {
     std::size_t n = 0;
     std::string list;
@@ -74,6 +75,39 @@ std::string placement_line(const std::string& where, const std::map<std::string,
     }
     return where + ": " + std::to_string(n) + " instruction" + (n == 1 ? "" : "s") + " (" + list + ")";
 }
+
+// What runs on the reference computes, by op and result type, with the model nodes (the first few)
+// so that a slow or unexpected one can be found: "ref compute: 3 (attention half_type 2: 'a',
+// 'b'; fused_reduce bf16_type 1: 'ln')". Nothing there for the ops and types the cpu kernels take.
+class ref_compute_report {
+public:
+    void add(const instruction& ins, std::size_t position) {
+        const shape& s = ins.get_shape();
+        std::string type(dtype_name(s.is_tuple() && !s.sub_shapes().empty() ? s.sub_shapes()[0].type() : s.type()));
+        auto& g = groups_[std::string(ins.name()) + " " + type];
+        if (g.count++ < shown) g.nodes.push_back(ins.source_name().empty() ? "@" + std::to_string(position) : ins.source_name());
+        ++total_;
+    }
+    std::optional<std::string> line() const {
+        if (total_ == 0) return std::nullopt;
+        std::string list;
+        for (const auto& [key, g] : groups_) {
+            list += (list.empty() ? "" : "; ") + key + " " + std::to_string(g.count) + ":";
+            for (std::size_t i = 0; i < g.nodes.size(); ++i) list += (i ? ", '" : " '") + g.nodes[i] + "'";
+            if (g.count > shown) list += ", ...";
+        }
+        return "ref compute: " + std::to_string(total_) + " (" + list + ")";
+    }
+
+private:
+    static constexpr std::size_t shown = 3;
+    struct group {
+        std::size_t count = 0;
+        std::vector<std::string> nodes;
+    };
+    std::map<std::string, group> groups_;
+    std::size_t total_ = 0;
+};
 
 class cpu_executable final : public executable {
 public:
@@ -85,6 +119,7 @@ public:
         for (const auto& ins : prog_.main()) ctx_.position[&ins] = pos++;
         std::map<std::string, std::map<std::string, std::size_t>> placed;   // where -> op -> count
         std::size_t small = 0;
+        ref_compute_report on_ref;
         kernel_factory factory = [&](const instruction& ins) {
             // A primitive runs with the threads it was created with.
             int threads = ctx_.threads > 1 && work(ins) < parallel_work ? 1 : static_cast<int>(ctx_.threads);
@@ -101,7 +136,9 @@ public:
                 };
             }
             if (k.run) placed[k.where][std::string(ins.name())]++;
-            else if (is_computing(ins) && !is_view(ins)) placed["reference computes"][std::string(ins.name())]++;
+            // A region's body is counted as the region (it runs inside the region's compute).
+            else if (auto at = ctx_.position.find(&ins); at != ctx_.position.end() && is_computing(ins) && !is_view(ins))
+                on_ref.add(ins, at->second);
             if (k.run) ++stats_.kernels;
             return k.run;
         };
@@ -114,6 +151,7 @@ public:
         stats_.placement.push_back(std::to_string(ctx_.threads) + " thread" + (ctx_.threads == 1 ? "" : "s") +
                                    (small ? " (" + std::to_string(small) + " small kernels on 1)" : ""));
         for (const auto& [where, ops] : placed) stats_.placement.push_back(placement_line(where, ops));
+        if (auto line = on_ref.line()) stats_.placement.push_back(*line);
         if (ctx_.reordered + ctx_.reused > 0)
             stats_.notes.push_back("weights in oneDNN layouts: " + std::to_string(ctx_.reordered) + " reordered now, " +
                                    std::to_string(ctx_.reused) + " read as saved");

@@ -53,8 +53,8 @@ private:
     std::size_t cache_hits_ = 0;
 };
 
-// The function computing a float32 fused_reduce region (reduce_codegen.cpp), its operands added
-// to `leaves`; empty when the region cannot be generated.
+// The function computing a float32, float16 or bfloat16 fused_reduce region (reduce_codegen.cpp),
+// its operands added to `leaves`; empty when the region cannot be generated.
 std::string generate_fused_reduce(const instruction& ins, const std::string& fn, std::vector<pointwise_library::leaf>& leaves);
 
 struct cpu_context {
@@ -78,12 +78,15 @@ bool native_precision(compute_precision p);
 
 // Gather as row copies (gather_kernel.cpp); none for other instructions.
 cpu_kernel make_gather_kernel(const instruction& ins);
+// Concat as block copies (concat_kernel.cpp); none for other instructions.
+cpu_kernel make_concat_kernel(const instruction& ins);
 // Builds the instruction's kernel (primitives created and weights reordered now, once).
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);
 // oneDNN's kernels for attention, layer norm and softmax (onednn_transformer.cpp).
 host_kernel make_onednn_transformer_kernel(const instruction& ins, cpu_context& ctx);
 namespace ops { struct attention; }
-// Every attention variant in float32: masks, causal, softcap, grouped heads (onednn_attention.cpp).
+// Every attention variant in float32, float16 and bfloat16: masks, causal, softcap, grouped heads
+// (onednn_attention.cpp).
 host_kernel onednn_attention_kernel(const ops::attention& op, const instruction& ins, cpu_context& ctx);
 // Lets consecutive oneDNN primitives pass their blocked layouts on (no reorder between them) where
 // every user of a result is a primitive reading it in that layout, and the layout fits its buffer.

@@ -19,6 +19,7 @@
 #include "targets/cpu/epilogue.hpp"
 #include "targets/cpu/kernels.hpp"
 #include "targets/cpu/onednn_util.hpp"
+#include "targets/cpu/type_convert.hpp"
 
 namespace kiln {
 
@@ -45,7 +46,7 @@ struct operand {
     int dnnl_arg = 0;
     int arg = -1;                 // index into the kernel's arguments; -1: constant (reordered at load)
     memory user, inner;           // the kiln layout, and the primitive's
-    std::optional<dnnl::reorder> to_inner;
+    std::optional<tensor_copy> to_inner;
 };
 
 }  // namespace
@@ -214,7 +215,7 @@ private:
     const instruction& ins_;
     std::vector<operand> inputs_;
     memory out_user_, out_inner_, sum_user_;
-    std::optional<dnnl::reorder> from_inner_, sum_copy_;
+    std::optional<tensor_copy> from_inner_, sum_copy_;
     int sum_arg_ = -1;
     bool direct_ = false;   // writes its blocked layout straight into the planned buffer
     dnnl::primitive prim_;
@@ -228,8 +229,9 @@ namespace {
 // residual is a binary add reading it in place, not a sum post-op onto a copy of it in dst (for
 // matmuls, whose plain dst gains nothing from accumulating in place: the copy was 2% of the
 // decoder's run).
-dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::vector<std::pair<int, memory::desc>>& binaries,
-                               bool sum_as_binary = false) {
+// The operands are listed in their own (kiln) descriptors; the post-ops read them in type `t`.
+dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, memory::data_type t,
+                               std::vector<std::pair<int, memory::desc>>& binaries, bool sum_as_binary = false) {
     dnnl::post_ops po;
     for (const auto& step : e.steps) {
         switch (step.kind) {
@@ -238,7 +240,7 @@ dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::ve
             if (sum_as_binary) {
                 memory::desc d = plain_desc(e.sum_shape, rank);
                 binaries.emplace_back(po.len(), d);
-                po.append_binary(dnnl::algorithm::binary_add, d);
+                po.append_binary(dnnl::algorithm::binary_add, with_type(d, t));
             } else {
                 po.append_sum(1.0f);
             }
@@ -246,7 +248,7 @@ dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::ve
         case epilogue_step::binary: {
             memory::desc d = plain_desc(step.operand, rank);
             binaries.emplace_back(po.len(), d);
-            po.append_binary(static_cast<dnnl::algorithm>(step.alg), d);
+            po.append_binary(static_cast<dnnl::algorithm>(step.alg), with_type(d, t));
             break;
         }
         }
@@ -256,14 +258,14 @@ dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, std::ve
     return attr;
 }
 
-// Binary post-op operands: constants (literals) or the kernel's arguments.
-void add_binaries(onednn_kernel& k, const epilogue_plan& e, const std::vector<std::pair<int, memory::desc>>& binaries,
-                  bool sum_as_binary = false) {
+// Binary post-op operands: constants (literals) or the kernel's arguments, read in type t.
+void add_binaries(onednn_kernel& k, const epilogue_plan& e, memory::data_type t,
+                  const std::vector<std::pair<int, memory::desc>>& binaries, bool sum_as_binary = false) {
     std::size_t b = 0;
     for (const auto& step : e.steps) {
         if (step.kind != epilogue_step::binary && !(sum_as_binary && step.kind == epilogue_step::sum)) continue;
         auto [index, d] = binaries[b++];
-        k.input(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, step.arg, d, d, step.constant);
+        k.input(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, step.arg, d, with_type(d, t), step.constant);
     }
 }
 
@@ -296,16 +298,19 @@ host_kernel convolution_kernel(const ops::convolution& op, const contraction_reg
     auto win = ops::window::make(nd, op.padding, op.stride, op.dilation);
     dims stride = to_dims(win.stride), dil, pl = to_dims(win.pad_begin), pr = to_dims(win.pad_end);
     for (auto d : win.dilation) dil.push_back(static_cast<memory::dim>(d) - 1);
-    auto t = *dnnl_type(xs.type());
+    auto t = compute_type(xs.type());
     auto any = memory::format_tag::any;
     dims wd = op.group > 1 ? grouped_desc(ws, op.group).get_dims() : plain_desc(ws).get_dims();
     memory::desc x_any(plain_desc(xs).get_dims(), t, any), w_any(wd, t, any), y_any(plain_desc(ys).get_dims(), t, any);
     std::vector<std::pair<int, memory::desc>> binaries;
-    auto attr = make_attr(r.epilogue, ys.ndim(), binaries);
+    auto attr = make_attr(r.epilogue, ys.ndim(), t, binaries);
     auto& eng = ctx.dnnl->engine;
     std::optional<dnnl::convolution_forward::primitive_desc> pd;
-    memory::desc bias_d;
-    if (r.epilogue.bias) bias_d = memory::desc({static_cast<memory::dim>(ys.lens()[1])}, t, memory::format_tag::a);
+    memory::desc bias_d, bias_from;
+    if (r.epilogue.bias) {
+        bias_d = memory::desc({static_cast<memory::dim>(ys.lens()[1])}, t, memory::format_tag::a);
+        bias_from = memory::desc(bias_d.get_dims(), *dnnl_type(ys.type()), memory::format_tag::a);
+    }
     auto make = [&](const memory::desc& y) {
         if (r.epilogue.bias)
             pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any, bias_d,
@@ -333,8 +338,8 @@ host_kernel convolution_kernel(const ops::convolution& op, const contraction_reg
     memory::desc w_from = op.group > 1 ? grouped_desc(ws, op.group) : plain_desc(ws);
     if (r.constant(1) == nullptr && !ws.standard()) return {};   // grouped view of strided weights
     k->input(DNNL_ARG_WEIGHTS, r.arg(1), w_from, pd->weights_desc(), r.constant(1));
-    if (r.epilogue.bias) k->input(DNNL_ARG_BIAS, r.epilogue.bias->arg, bias_d, bias_d, r.epilogue.bias->constant);
-    add_binaries(*k, r.epilogue, binaries);
+    if (r.epilogue.bias) k->input(DNNL_ARG_BIAS, r.epilogue.bias->arg, bias_from, bias_d, r.epilogue.bias->constant);
+    add_binaries(*k, r.epilogue, t, binaries);
     k->output(plain_desc(ys), pd->dst_desc(), r.epilogue.sum_arg, sum_desc(r));
     k->set_primitive(dnnl::convolution_forward(*pd), *pd);
     return wrap(k, *r.ins, ctx);
@@ -346,19 +351,19 @@ host_kernel convolution_kernel(const ops::convolution& op, const contraction_reg
 host_kernel matmul_kernel(shape a, shape b, const contraction_region& r, cpu_context& ctx) {
     const shape& ys = r.out;
     std::size_t rank = ys.ndim();
-    auto t = *dnnl_type(ys.type());
+    auto t = compute_type(ys.type());
     memory::desc ad = plain_desc(a, rank), bd = plain_desc(b, rank);
-    memory::desc b_want = bd;
+    memory::desc b_want = with_type(bd, t);
     bool const_b = r.constant(1) != nullptr;
     if (const_b) b_want = memory::desc(bd.get_dims(), t, memory::format_tag::any);   // packed once
     std::vector<std::pair<int, memory::desc>> binaries;
-    auto attr = make_attr(r.epilogue, rank, binaries, true);
+    auto attr = make_attr(r.epilogue, rank, t, binaries, true);
     auto& eng = ctx.dnnl->engine;
-    dnnl::matmul::primitive_desc pd(eng, ad, b_want, plain_desc(ys), attr);
+    dnnl::matmul::primitive_desc pd(eng, with_type(ad, t), b_want, with_type(plain_desc(ys), t), attr);
     auto k = std::make_shared<onednn_kernel>(ctx, *r.ins);
     k->input(DNNL_ARG_SRC, r.arg(0), ad, pd.src_desc(), r.constant(0));
     k->input(DNNL_ARG_WEIGHTS, r.arg(1), bd, pd.weights_desc(), r.constant(1));
-    add_binaries(*k, r.epilogue, binaries, true);
+    add_binaries(*k, r.epilogue, t, binaries, true);
     k->output(plain_desc(ys), pd.dst_desc());
     k->set_primitive(dnnl::matmul(pd), pd);
     return wrap(k, *r.ins, ctx);
@@ -395,7 +400,7 @@ host_kernel deconvolution_kernel(const ops::deconvolution& op, const instruction
                     static_cast<memory::dim>(win.extent(d, ws.lens()[d + 2]));
         pr.push_back(full - pl[d] - static_cast<memory::dim>(ys.lens()[d + 2]));
     }
-    auto t = *dnnl_type(xs.type());
+    auto t = compute_type(xs.type());
     auto any = memory::format_tag::any;
     memory::desc w_from = deconvolution_weights(ws, op.group);
     memory::desc x_any(plain_desc(xs).get_dims(), t, any), w_any(w_from.get_dims(), t, any),
@@ -426,16 +431,16 @@ host_kernel reshape_copy_kernel(const instruction& ins, cpu_context& ctx) {
     auto& eng = ctx.dnnl->engine;
     struct state {
         memory src, dst;
-        dnnl::reorder r;
+        std::optional<tensor_copy> r;   // float16 on oneDNN's jitted 16-bit copy (type_convert.hpp)
     };
     auto st = std::make_shared<state>();
     st->src = memory(from, eng, nullptr);
     st->dst = memory(to, eng, nullptr);
-    st->r = dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to));
+    st->r.emplace(st->src, st->dst);
     return [st, &ctx](std::span<const argument> args, const argument& out) {
         st->src.set_data_handle(args[0].data());
         st->dst.set_data_handle(out.data());
-        st->r.execute(ctx.dnnl->stream, st->src, st->dst);
+        st->r->execute(ctx.dnnl->stream, st->src, st->dst);
         ctx.dnnl->stream.wait();
     };
 }
@@ -470,9 +475,9 @@ host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_c
     // In channels-last, the convolutions' layout, so that a pooling between two of them reads and
     // writes their layout (no reorders; a max pool over NCHW is also 3x slower). Plain where the
     // rank has none.
-    auto t = *dnnl_type(xs.type());
-    memory::desc xd = channels_last(plain_desc(xs).get_dims(), t).value_or(plain_desc(xs));
-    memory::desc yd = channels_last(plain_desc(ys).get_dims(), t).value_or(plain_desc(ys));
+    auto t = compute_type(xs.type());
+    memory::desc xd = channels_last(plain_desc(xs).get_dims(), t).value_or(with_type(plain_desc(xs), t));
+    memory::desc yd = channels_last(plain_desc(ys).get_dims(), t).value_or(with_type(plain_desc(ys), t));
     dnnl::pooling_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference, alg, xd, yd, stride, kernel, dil,
                                              pl, pr);
     auto k = std::make_shared<onednn_kernel>(ctx, ins);
@@ -523,6 +528,13 @@ cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx) {
         return {};   // a configuration oneDNN has no implementation for: the reference runs it
     }
     return {};
+}
+
+memory::data_type compute_type(dtype t) {
+    if ((t == dtype::float16 && !native_precision(compute_precision::fp16)) ||
+        (t == dtype::bfloat16 && !native_precision(compute_precision::bf16)))
+        return memory::data_type::f32;
+    return *dnnl_type(t);
 }
 
 bool native_precision(compute_precision p) {
@@ -577,6 +589,7 @@ argument logical_value(cpu_context& ctx, const instruction& ins, const argument&
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx) {
     if (auto k = make_onednn_kernel(ins, ctx); k.run) return k;
     if (auto k = make_gather_kernel(ins); k.run) return k;
+    if (auto k = make_concat_kernel(ins); k.run) return k;
     return ctx.pointwise.add(ins);
 }
 

@@ -48,6 +48,17 @@ inline memory::desc plain_desc(const shape& s, std::size_t rank = 0) {
     return memory::desc(d, *t, st);
 }
 
+// The type a primitive computes a tensor of type t in: t itself, except float16 (bfloat16) where
+// oneDNN's ISA at run time lacks AVX512-FP16 (AVX512-BF16) and so has no optimised kernels for it:
+// float32 there, the reorders into and out of the primitive converting (a float16 model on this
+// EPYC runs its convolutions and matmuls in float32 instead of on the reference computes).
+memory::data_type compute_type(dtype t);   // onednn_kernels.cpp
+
+// A strided descriptor with another data type (same dims and strides).
+inline memory::desc with_type(const memory::desc& d, memory::data_type t) {
+    return memory::desc(d.get_dims(), t, d.get_strides());
+}
+
 inline shape transposed(const shape& s) {
     auto lens = s.lens();
     auto strides = s.strides();

@@ -1,5 +1,6 @@
-// Pointwise regions as generated code: each `pointwise` instruction whose body is float32 and
-// whose ops print scalar expressions (operation::scalar_expr over src/ops/scalar_helpers.h)
+// Pointwise regions as generated code: each `pointwise` instruction whose values are float32,
+// float16, bfloat16, whole-byte integers or bools (low_precision.hpp) and whose ops print scalar
+// expressions (operation::scalar_expr over src/ops/scalar_helpers.h)
 // becomes one C++ function, a single pass over memory: the innermost dim vectorised (strides are
 // compile-time constants, broadcast inputs stride 0), the outer ones split over the OpenMP pool
 // for large tensors. All regions of an executable go into one source file compiled once with the
@@ -16,44 +17,19 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "ops/binary.hpp"
 #include "ops/convert.hpp"
 #include "ops/fused.hpp"
 #include "ops/normalization.hpp"
 #include "targets/cpu/kernels.hpp"
+#include "targets/cpu/low_precision.hpp"
 #include "targets/cpu/scalar_helpers_source.hpp"
 
 namespace kiln {
 namespace {
 
 using leaf = pointwise_library::leaf;
-
-// float16 and bfloat16 values are computed in float: loaded up, and rounded to their type after
-// each op (as ref rounds each op's result), stored down.
-const char* const low_precision_helpers = R"(
-static inline float kiln_ld_bf16(unsigned short b) { unsigned u = (unsigned)b << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }
-static inline unsigned short kiln_st_bf16(float f) {
-    unsigned u; __builtin_memcpy(&u, &f, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (unsigned short)(u >> 16);
-}
-static inline float kiln_rd_bf16(float f) { return kiln_ld_bf16(kiln_st_bf16(f)); }
-static inline float kiln_rd_f16(float f) { return (float)(_Float16)f; }
-)";
-
-bool float_kind(dtype t) { return t == dtype::float32 || t == dtype::float16 || t == dtype::bfloat16; }
-std::string c_type(dtype t) {
-    return t == dtype::float32 ? "float" : t == dtype::float16 ? "_Float16" : "unsigned short";
-}
-std::string load(dtype t, const std::string& e) {
-    return t == dtype::float32 ? e : t == dtype::float16 ? "(float)" + e : "kiln_ld_bf16(" + e + ")";
-}
-std::string round_to(dtype t, const std::string& e) {
-    return t == dtype::float32 ? e : t == dtype::float16 ? "kiln_rd_f16(" + e + ")" : "kiln_rd_bf16(" + e + ")";
-}
-std::string store(dtype t, const std::string& e) {
-    return t == dtype::float32 ? e : t == dtype::float16 ? "(_Float16)" + e : "kiln_st_bf16(" + e + ")";
-}
+using namespace cpu_codegen;
 
 // Outer-index divisor of dim d: the product of the outer dims after d (the inner dim excluded).
 std::size_t outer_div(const std::vector<std::size_t>& lens, std::size_t d) {
@@ -80,6 +56,23 @@ std::optional<std::vector<std::size_t>> strides_at(const shape& s, const std::ve
     return r;
 }
 
+// A convert the generated code does as the reference: between float types (a rounding), and from
+// integers and bools to anything (an integer wraps to a narrower one, a bool is 0 or 1, a number
+// becomes a bool as != 0). From a float to an integer C++ leaves out-of-range values undefined:
+// those stay on the reference.
+std::optional<std::string> convert_value(dtype from, dtype to, const std::string& v) {
+    if (float_kind(from) && !float_kind(to)) return std::nullopt;
+    if (to == dtype::bool_) return "(" + v + " != 0)";
+    return float_kind(to) ? "float(" + v + ")" : v;
+}
+
+// Integer division, modulus and power raise on a zero divisor or a negative exponent in ref; the
+// scalar helpers return 0 there (scalar_helpers.h), so such a region stays on the reference.
+bool raises_on_integers(const instruction& b) {
+    const operation& op = b.get_operator();
+    return integer_kind(b.get_shape().type()) && (op.get_if<ops::div>() || op.get_if<ops::mod>() || op.get_if<ops::pow>());
+}
+
 // The function computing one region; empty when it cannot be generated.
 std::string generate(const instruction& ins, const std::string& fn, std::vector<leaf>& leaves) {
     const module& body = *ins.module_inputs()[0];
@@ -93,7 +86,7 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
             code += "            y[o * INNER + i] = " + store(ins.get_shape().type(), names.at(&*b.inputs()[0])) + ";\n";
             break;
         }
-        if (!float_kind(b.get_shape().type()) || b.get_shape().dynamic()) return "";
+        if (!generated_type(b.get_shape().type()) || b.get_shape().dynamic() || raises_on_integers(b)) return "";
         if ((b.is_param() || b.is_literal()) && only_viewed(b)) continue;   // read through its views
         std::string name = "v" + std::to_string(names.size());
         bool view = b.get_operator().traits().broadcast_view;
@@ -132,7 +125,7 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
                     loads += "        " + base + " += (o / " + std::to_string(outer_div(out, d)) + " % " +
                              std::to_string(out[d]) + ") * " + std::to_string(l.strides[d]) + "L;\n";
             std::string inner = out.empty() ? "0" : std::to_string(l.strides.back());
-            code += "            const float " + name + " = " +
+            code += "            const " + value_type(l.type) + " " + name + " = " +
                     load(l.type, "in" + std::to_string(k) + "[" + base + " + i * " + inner + "]") + ";\n";
             names[&b] = name;
             continue;
@@ -140,14 +133,15 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
         std::vector<std::string> args;
         for (auto in : b.inputs()) args.push_back(names.at(&*in));
         std::optional<std::string> e;
+        dtype t = b.get_shape().type();
         if (const auto* c = b.get_operator().get_if<ops::convert>()) {
-            if (b.inputs().size() == 1 && float_kind(c->target_type) && float_kind(b.inputs()[0]->get_shape().type()))
-                e = args[0];
+            if (b.inputs().size() == 1) e = convert_value(b.inputs()[0]->get_shape().type(), c->target_type, args[0]);
         } else {
             e = b.get_operator().scalar_expr(args);
         }
         if (!e) return "";
-        code += "            const float " + name + " = " + round_to(b.get_shape().type(), "float(" + *e + ")") + ";\n";
+        std::string value = float_kind(t) ? "float(" + *e + ")" : *e;
+        code += "            const " + value_type(t) + " " + name + " = " + round_to(t, value) + ";\n";
         names[&b] = name;
     }
     std::size_t inner = out.empty() ? 1 : out.back(), total = ins.get_shape().elements();
@@ -164,7 +158,8 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
     return src;
 }
 
-// rms_norm over dims axis..end of a standard float32 x: per row, one vectorised pass for the sum
+// rms_norm over dims axis..end of a standard float32, float16 or bfloat16 x (the low types loaded
+// as float, the sum of squares in float, the result rounded once as ref rounds it): per row, one vectorised pass for the sum
 // of squares and one for x * inv * scale (the row in cache between them); rows split over the
 // pool for large tensors. The scale may broadcast over the rows (its offset computed per row) but
 // must be contiguous or constant along the row.
@@ -172,8 +167,7 @@ std::string generate_rms_norm(const instruction& ins, const std::string& fn, std
     const auto* op = ins.get_operator().get_if<ops::rms_norm>();
     const shape& x = ins.inputs()[0]->get_shape();
     const shape& sc = ins.inputs()[1]->get_shape();
-    if (!op || !x.standard() || x.type() != dtype::float32 || sc.type() != dtype::float32 || x.ndim() == 0)
-        return "";
+    if (!op || !x.standard() || !float_kind(x.type()) || !float_kind(sc.type()) || x.ndim() == 0) return "";
     const auto& out = x.lens();
     auto axis = static_cast<std::size_t>(op->axis < 0 ? op->axis + static_cast<std::int64_t>(x.ndim()) : op->axis);
     if (axis >= x.ndim()) return "";
@@ -189,8 +183,8 @@ std::string generate_rms_norm(const instruction& ins, const std::string& fn, std
         expect *= out[d];
     }
     if (!contiguous && !constant) return "";
-    leaves.push_back({0, nullptr, {}});
-    leaves.push_back({1, nullptr, *st});
+    leaves.push_back({0, nullptr, {}, x.type()});
+    leaves.push_back({1, nullptr, *st, sc.type()});
     std::string base = "        long sb = 0;\n";
     for (std::size_t d = 0; d < axis; ++d) {
         std::size_t div = 1;
@@ -203,21 +197,41 @@ std::string generate_rms_norm(const instruction& ins, const std::string& fn, std
     std::snprintf(eps, sizeof eps, "%.9g", static_cast<double>(op->epsilon));
     std::string R = std::to_string(row);
     std::string src = "extern \"C\" void " + fn + "(const void* const* in_, void* out_) {\n";
-    src += "    const float* x = static_cast<const float*>(in_[0]);\n";
-    src += "    const float* s = static_cast<const float*>(in_[1]);\n    float* y = static_cast<float*>(out_);\n";
+    std::string xt = c_type(x.type()), st_ = c_type(sc.type()), yt = c_type(ins.get_shape().type());
+    src += "    const " + xt + "* x = static_cast<const " + xt + "*>(in_[0]);\n";
+    src += "    const " + st_ + "* s = static_cast<const " + st_ + "*>(in_[1]);\n";
+    src += "    " + yt + "* y = static_cast<" + yt + "*>(out_);\n";
     if (rows * row >= 65536 && rows > 1) src += "#pragma omp parallel for\n";
     src += "    for (long r = 0; r < " + std::to_string(rows) + "; ++r) {\n" + base;
-    src += "        const float* xr = x + r * " + R + "L;\n        float* yr = y + r * " + R + "L;\n";
+    src += "        const " + xt + "* xr = x + r * " + R + "L;\n        " + yt + "* yr = y + r * " + R + "L;\n";
     src += "        float ss = 0;\n#pragma omp simd reduction(+ : ss)\n";
-    src += "        for (long i = 0; i < " + R + "; ++i) ss += xr[i] * xr[i];\n";
+    src += "        for (long i = 0; i < " + R + "; ++i) { const float v = " + load(x.type(), "xr[i]") + "; ss += v * v; }\n";
     src += "        const float inv = 1.0f / sqrtf(ss / " + R + ".0f + " + eps + "f);\n";
-    src += "#pragma omp simd\n        for (long i = 0; i < " + R + "; ++i) yr[i] = xr[i] * inv * s[sb" +
-           (constant ? std::string("") : " + i") + "];\n";
+    std::string scale = load(sc.type(), "s[sb" + (constant ? std::string("") : " + i") + "]");
+    src += "#pragma omp simd\n        for (long i = 0; i < " + R + "; ++i) yr[i] = " +
+           store(ins.get_shape().type(), load(x.type(), "xr[i]") + " * inv * " + scale) + ";\n";
     src += "    }\n}\n";
     return src;
 }
 
 }  // namespace
+
+// float16 through _Float16, whose conversions are F16C's vcvtph2ps/vcvtps2ph. GCC 12 vectorises
+// no _Float16 conversion on a CPU without AVX512-FP16, so a float16 region's loop stays scalar.
+// Conversions by bit operations that GCC does vectorise were measured: as fast in a loop of
+// arithmetic, 6x slower in one calling libm (exp, erf: such a call keeps the loop scalar for every
+// type), so F16C's one instruction stays.
+const char* const cpu_codegen::low_precision_helpers = R"(
+static inline float kiln_ld_bf16(unsigned short b) { unsigned u = (unsigned)b << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }
+static inline unsigned short kiln_st_bf16(float f) {
+    unsigned u; __builtin_memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+}
+static inline float kiln_rd_bf16(float f) { return kiln_ld_bf16(kiln_st_bf16(f)); }
+static inline float kiln_rd_f16(float f) { return (float)(_Float16)f; }
+)";
 
 pointwise_library::~pointwise_library() {
     if (handle_) dlclose(handle_);
@@ -227,7 +241,7 @@ cpu_kernel pointwise_library::add(const instruction& ins) {
     bool pointwise = ins.get_operator().get_if<ops::pointwise>() != nullptr;
     bool reduce = ins.get_operator().get_if<ops::fused_reduce>() != nullptr;
     bool rms = ins.get_operator().get_if<ops::rms_norm>() != nullptr && ins.inputs().size() == 2;
-    if ((!pointwise && !reduce && !rms) || !float_kind(ins.get_shape().type()) || !ins.get_shape().standard() ||
+    if ((!pointwise && !reduce && !rms) || !generated_type(ins.get_shape().type()) || !ins.get_shape().standard() ||
         ins.get_shape().elements() == 0 || ins.get_shape().dynamic())
         return {};
     for (auto in : ins.inputs())
@@ -276,7 +290,7 @@ std::string isa_flags() {
 bool pointwise_library::build() {
     if (regions_.empty()) return false;
     std::string flags = "-std=c++17 -O3 " + isa_flags() + " -fopenmp -shared -fPIC";
-    std::string src = std::string(scalar_helpers_source) + low_precision_helpers + "\n" + source_;
+    std::string src = std::string(scalar_helpers_source) + cpu_codegen::low_precision_helpers + "\n" + source_;
     std::size_t h = std::hash<std::string>{}(src + flags);
     const char* home = std::getenv("HOME");
     std::filesystem::path dir = std::getenv("KILN_CACHE_DIR") ? std::getenv("KILN_CACHE_DIR")

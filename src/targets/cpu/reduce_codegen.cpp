@@ -1,4 +1,5 @@
-// fused_reduce regions as generated code (float32): one function over the lanes (the coordinates
+// fused_reduce regions as generated code (float32, float16, bfloat16: the low types loaded as
+// float, each op's result rounded to its type as ref rounds it, sums in double): one function over the lanes (the coordinates
 // of the dims the reductions keep), the lanes split over the pool for large tensors. Per lane the
 // body is walked in order: each reduction is one vectorised pass over the reduced coordinates r
 // that computes its input inline from the region's operands (values that vary along r are
@@ -15,13 +16,17 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "ops/convert.hpp"
 #include "ops/fused.hpp"
 #include "targets/cpu/kernels.hpp"
+#include "targets/cpu/low_precision.hpp"
 
 namespace kiln {
 namespace {
 
 using leaf = pointwise_library::leaf;
+using cpu_codegen::float_kind;
+using cpu_codegen::round_to;
 
 // How a reduction starts, adds one value v, and ends (acc is double where it sums, for rows of
 // any length; float for max and min).
@@ -81,7 +86,7 @@ public:
                 if (b.inputs().size() != 1 || !store(*b.inputs()[0])) return "";
                 break;
             }
-            if (b.get_shape().type() != dtype::float32 || b.get_shape().dynamic() || !visit(b)) return "";
+            if (!float_kind(b.get_shape().type()) || b.get_shape().dynamic() || !visit(b)) return "";
         }
         return assemble(fn);
     }
@@ -115,7 +120,7 @@ private:
     }
     // A region operand read in X's frame: a lane value when it is constant along r.
     bool add_leaf(const instruction& b, int arg, const argument* constant, const shape& mem) {
-        if (mem.type() != dtype::float32 || mem.ndim() > x_.size()) return false;
+        if (!float_kind(mem.type()) || mem.ndim() > x_.size()) return false;
         std::vector<std::size_t> st(x_.size(), 0);
         std::size_t lead = x_.size() - mem.ndim();
         for (std::size_t d = 0; d < mem.ndim(); ++d) {
@@ -123,11 +128,12 @@ private:
             else if (mem.lens()[d] != 1) return false;
         }
         std::size_t k = leaves_.size();
-        leaves_.push_back({arg, constant, st, dtype::float32});
+        leaves_.push_back({arg, constant, st, mem.type()});
         std::string base = "base" + std::to_string(k);
         lane_code_ += "        const long " + base + " = " + offset(st, false) + ";\n";
         std::string off = offset(st, true);
-        std::string load = "in" + std::to_string(k) + "[" + base + (off == "0" ? "" : " + " + off) + "]";
+        std::string load =
+            cpu_codegen::load(mem.type(), "in" + std::to_string(k) + "[" + base + (off == "0" ? "" : " + " + off) + "]");
         if (off == "0") return lane(b, load);
         full_[&b] = "const float " + name(b) + " = " + load + ";";
         return true;
@@ -174,13 +180,20 @@ private:
             if (no_keepdims_.count(&*in)) no_keepdims_.insert(&b);
             else x_frame = x_frame || in->get_shape().elements() > 1;
         }
-        auto e = op.scalar_expr(args);
+        std::optional<std::string> e;
+        if (const auto* c = op.get_if<ops::convert>()) {   // between float types: a rounding
+            if (b.inputs().size() == 1 && float_kind(c->target_type) && float_kind(b.inputs()[0]->get_shape().type()))
+                e = args[0];
+        } else {
+            e = op.scalar_expr(args);
+        }
         if (!e) return false;
+        std::string value = round_to(b.get_shape().type(), "float(" + *e + ")");
         // A kept-frame value meets only kept-frame values and scalars (frames never mix).
         if (no_keepdims_.count(&b) && (!lane_only || x_frame)) return false;
         if (!lane_only && b.get_shape().lens() != x_) return false;
-        if (lane_only) return lane(b, "float(" + *e + ")");
-        full_[&b] = "const float " + name(b) + " = float(" + *e + ");";
+        if (lane_only) return lane(b, value);
+        full_[&b] = "const float " + name(b) + " = " + value + ";";
         return true;
     }
     // Whether a view of a kept-frame value onto X puts the kept dims in place (a broadcast of a
@@ -225,7 +238,7 @@ private:
             lane_code_ += "        for (long r = 0; r < " + std::to_string(n_) + "L; ++r) {\n" + statements(in) +
                           "            " + add + "\n        }\n";
         }
-        return lane(b, end);
+        return lane(b, round_to(b.get_shape().type(), end));
     }
     // log(sum exp(v - m)) + m with m the max (as ref: an infinite or NaN max is the result): a
     // pass for the max, then one for the sum, in double.
@@ -241,7 +254,8 @@ private:
         lane_code_ += "#pragma omp simd reduction(+ : " + sum + ")\n";
         lane_code_ += "        for (long r = 0; r < " + n + "L; ++r) {\n" + body + "            " + sum + " += exp((double)" + v +
                       " - " + m + ");\n        }\n        }\n";
-        return lane(b, "(__builtin_isinf(" + m + ") || " + m + " != " + m + ") ? " + m + " : (float)(log(" + sum + ") + " + m + ")");
+        return lane(b, round_to(b.get_shape().type(), "((__builtin_isinf(" + m + ") || " + m + " != " + m + ") ? " + m +
+                                                          " : (float)(log(" + sum + ") + " + m + "))"));
     }
     // The statements computing full value `root` inside a pass, in body order.
     std::string statements(const instruction& root) {
@@ -262,24 +276,28 @@ private:
     }
     bool store(const instruction& root) {
         const shape& out = ins_.get_shape();
-        if (out.type() != dtype::float32) return false;
+        if (!float_kind(out.type())) return false;
         if (is_lane(root)) {
             if (out.elements() != lanes_) return false;
-            lane_code_ += "        y[l] = " + name(root) + ";\n";
+            lane_code_ += "        y[l] = " + cpu_codegen::store(out.type(), name(root)) + ";\n";
             return true;
         }
         if (out.lens() != x_) return false;
         std::vector<std::size_t> st = out.as_standard().strides();
         std::string base = offset(st, false), off = offset(st, true);
         lane_code_ += "#pragma omp simd\n        for (long r = 0; r < " + std::to_string(n_) + "L; ++r) {\n" +
-                      statements(root) + "            y[" + base + " + " + off + "] = " + name(root) + ";\n        }\n";
+                      statements(root) + "            y[" + base + " + " + off + "] = " + cpu_codegen::store(out.type(), name(root)) +
+                      ";\n        }\n";
         return true;
     }
     std::string assemble(const std::string& fn) {
         std::string src = "extern \"C\" void " + fn + "(const void* const* in_, void* out_) {\n";
-        for (std::size_t k = 0; k < leaves_.size(); ++k)
-            src += "    const float* in" + std::to_string(k) + " = static_cast<const float*>(in_[" + std::to_string(k) + "]);\n";
-        src += "    float* y = static_cast<float*>(out_);\n";
+        for (std::size_t k = 0; k < leaves_.size(); ++k) {
+            std::string t = cpu_codegen::c_type(leaves_[k].type);
+            src += "    const " + t + "* in" + std::to_string(k) + " = static_cast<const " + t + "*>(in_[" + std::to_string(k) + "]);\n";
+        }
+        std::string yt = cpu_codegen::c_type(ins_.get_shape().type());
+        src += "    " + yt + "* y = static_cast<" + yt + "*>(out_);\n";
         if (lanes_ > 1 && lanes_ * n_ >= 65536) src += "#pragma omp parallel for\n";
         src += "    for (long l = 0; l < " + std::to_string(lanes_) + "L; ++l) {\n" + lane_code_ + "    }\n}\n";
         return src;
