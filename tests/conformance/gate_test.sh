@@ -2,7 +2,8 @@
 # The conformance gate cannot pass by finding nothing or by stale lists: the runner must fail on
 # an empty data folder, on fewer cases than .case-count, on a listed case that no longer exists,
 # and on a listed case failing for another reason than the one listed. A case that must fail is
-# made here: test_abs expecting test_neg's output.
+# made here: test_abs expecting test_neg's output. --write-expected must write the failures
+# under the list's header and the comment blocks of the cases that still fail, and drop the rest.
 # Usage: gate_test.sh RUNNER NODE_DATA_DIR
 set -uo pipefail
 runner="$1"
@@ -41,5 +42,10 @@ expect 1 "a listed case that does not exist" "$runner" --data "$tmp/two" --expec
 expect 1 "a listed case failing for another reason" "$runner" --data "$tmp/two" --expected-failures "$tmp/wrong.txt"
 expect 1 "a failing case not listed" "$runner" --data "$tmp/two"
 
-echo "$((6 - failures)) passed, $failures failed"
+{ echo "# the header"; echo; echo "# why abs_broken fails"; grep '^test_abs_broken' "$tmp/right.txt"
+  echo "# why abs fails (it passes now)"; echo "test_abs  # old reason"; } >"$tmp/commented.txt"
+"$runner" --data "$tmp/two" --expected-failures "$tmp/commented.txt" --write-expected "$tmp/rewritten.txt" >/dev/null 2>&1
+{ echo "# the header"; echo; echo "# why abs_broken fails"; grep '^test_abs_broken' "$tmp/right.txt"; } >"$tmp/want.txt"
+expect 0 "--write-expected keeps the header and the comments of the cases that still fail" diff "$tmp/want.txt" "$tmp/rewritten.txt"
+echo "$((7 - failures)) passed, $failures failed"
 [ "$failures" -eq 0 ]
