@@ -21,7 +21,11 @@ std::string describe(const module& m, const instruction& ins) {
         }
         if (!i.is_param()) ++n;
     }
-    std::string s = cat("module ", m.name(), ": ", name, " = ", to_string(ins.get_operator()));
+    // An op with long attributes (a deferred ONNX node carries its serialized node) is named
+    // without them, so that the message stays readable; the source name says which node it is.
+    std::string op = to_string(ins.get_operator());
+    if (op.size() > 200) op = std::string(ins.get_operator().name()) + "[...]";
+    std::string s = cat("module ", m.name(), ": ", name, " = ", op);
     if (!ins.source_name().empty()) s += " (node '" + ins.source_name() + "')";
     return s;
 }

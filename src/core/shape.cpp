@@ -113,7 +113,7 @@ std::size_t shape::elements() const {
 
 std::size_t shape::element_space() const {
     if (dynamic()) fail("shape: element_space() of dynamic shape ", to_string(*this));
-    if (!is_tensor() || any_rank_) return 0;
+    if (!is_tensor()) return 0;
     std::size_t n = 1;
     for (std::size_t i = 0; i < lens_.size(); ++i) {
         if (lens_[i] == 0) return 0;
@@ -133,7 +133,7 @@ std::size_t shape::bytes() const {
 }
 
 bool shape::standard() const {
-    if (dynamic() || !is_tensor() || any_rank_) return false;
+    if (dynamic() || !is_tensor()) return false;
     std::size_t expect = 1;
     for (std::size_t i = lens_.size(); i-- > 0;) {
         if (lens_[i] != 1 && strides_[i] != expect) return false;
@@ -143,7 +143,7 @@ bool shape::standard() const {
 }
 
 bool shape::packed() const {
-    if (dynamic() || !is_tensor() || any_rank_) return false;
+    if (dynamic() || !is_tensor()) return false;
     if (elements() == 0) return true;
     std::vector<std::size_t> order(lens_.size());
     std::iota(order.begin(), order.end(), 0);
@@ -160,7 +160,7 @@ bool shape::packed() const {
 bool shape::transposed() const { return packed() && !standard(); }
 
 bool shape::broadcasted() const {
-    if (dynamic() || !is_tensor() || any_rank_) return false;
+    if (dynamic() || !is_tensor()) return false;
     for (std::size_t i = 0; i < lens_.size(); ++i)
         if (lens_[i] > 1 && strides_[i] == 0) return true;
     return false;
@@ -201,12 +201,12 @@ shape shape::with_type(dtype t) const {
 shape shape::with_lens(std::vector<std::size_t> lens) const { return {type_, std::move(lens)}; }
 
 shape shape::as_standard() const {
-    if (dynamic() || !is_tensor() || any_rank_) return *this;
+    if (dynamic() || !is_tensor()) return *this;
     return {type_, lens_};
 }
 
 shape shape::normalized() const {
-    if (!dynamic()) return *this;
+    if (!dynamic() || any_rank_) return *this;
     return shape(type_, dyn_);
 }
 
@@ -216,6 +216,7 @@ shape shape::instantiate(std::span<const std::size_t> lens) const {
             fail("shape: lens ", lens_to_string(lens), " do not match ", to_string(*this));
         return *this;
     }
+    if (any_rank_) return {type_, std::vector<std::size_t>(lens.begin(), lens.end())};
     if (lens.size() != dyn_.size())
         fail("shape: ", lens.size(), " lens given for ", dyn_.size(), "-d shape ", to_string(*this));
     for (std::size_t i = 0; i < lens.size(); ++i)

@@ -36,8 +36,11 @@ public:
     explicit shape(std::vector<shape> sub_shapes);       // tuple
     static shape sequence(shape element);                // any number of values of type `element`
     static shape optional(shape element);                // a value of type `element`, or none
-    // A tensor type of unknown rank (a model's sequence declared without a shape); only an
-    // element type of a sequence or optional, never an instruction's shape.
+    // A tensor type of unknown rank: a sequence's or optional's element declared without a
+    // shape, or the result of a node whose rank depends on values (an If whose branches return
+    // different ranks, a Squeeze without axes of dims that may be 1). It counts as dynamic: it has
+    // no lens or strides until a value binds it, so only the interpreter and the ops that build
+    // their program when they run (the frontend's deferred onnx_node) take it.
     static shape any_rank(dtype t);
 
     static std::vector<std::size_t> standard_strides(std::span<const std::size_t> lens);
@@ -49,14 +52,14 @@ public:
     const std::vector<shape>& sub_shapes() const { return subs_; }
     std::size_t ndim() const { return dynamic() ? dyn_.size() : lens_.size(); }
 
-    bool dynamic() const { return !dyn_.empty(); }
+    bool dynamic() const { return !dyn_.empty() || any_rank_; }
     bool is_tuple() const { return type_ == dtype::tuple; }
     bool is_sequence() const { return type_ == dtype::sequence; }
     bool is_optional() const { return type_ == dtype::optional; }
     bool is_tensor() const { return !is_tuple() && !is_sequence() && !is_optional(); }
     bool rank_known() const { return !any_rank_; }
     const shape& element() const;   // of a sequence or optional
-    bool scalar() const { return lens_.empty() && !dynamic() && is_tensor() && !any_rank_; }
+    bool scalar() const { return lens_.empty() && !dynamic() && is_tensor(); }
 
     std::size_t elements() const;        // product of lens (1 for a scalar)
     std::size_t element_space() const;   // elements the strides reach: 1 + sum((len-1)*stride)

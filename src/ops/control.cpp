@@ -44,7 +44,7 @@ argument make_flag(const shape& s, std::int64_t v) { return from_int64s(s, std::
 
 // Whether a value of shape `arg` can be bound to a parameter of shape `param` (as evaluate binds).
 bool binds(const shape& param, const shape& arg) {
-    if (!param.is_tensor() || !arg.is_tensor()) return holds_type(param, arg);
+    if (!param.is_tensor() || !arg.is_tensor() || !param.rank_known()) return holds_type(param, arg);
     if (!param.dynamic() || arg.dynamic()) return param.as_standard() == arg.as_standard();
     if (param.type() != arg.type() || param.ndim() != arg.ndim()) return false;
     for (std::size_t i = 0; i < arg.ndim(); ++i)
@@ -99,17 +99,15 @@ shape if_op::compute_shape(std::span<const shape> in, std::span<module* const> m
     const std::string& e = mods[1]->name();
     if (then_out.size() != else_out.size())
         fail("branch '", t, "' returns ", then_out.size(), " values but '", e, "' returns ", else_out.size());
+    // An output's type is the join of what either branch returns: dims that differ become
+    // ranges and ranks that differ any rank, known when the branch that runs has run (a model
+    // that switches on an input value between branches written for different sizes).
     std::vector<shape> outs;
     for (std::size_t i = 0; i < then_out.size(); ++i) {
-        // A sequence's or optional's type is the join of what either branch can return.
-        if (!then_out[i].is_tensor() || !else_out[i].is_tensor()) {
-            outs.push_back(join_types(then_out[i], else_out[i]));
-            continue;
-        }
-        if (then_out[i].as_standard() != else_out[i].as_standard())
-            fail("branches return different shapes: output ", i, " is ", to_string(then_out[i]), " in '", t,
-                 "' but ", to_string(else_out[i]), " in '", e, "'");
-        outs.push_back(then_out[i].as_standard());
+        if (then_out[i].type() != else_out[i].type())
+            fail("branches return different types: output ", i, " is ", to_string(then_out[i]), " in '", t, "' but ",
+                 to_string(else_out[i]), " in '", e, "'");
+        outs.push_back(join_types(then_out[i], else_out[i]));
     }
     return shape(std::move(outs));
 }

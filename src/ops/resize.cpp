@@ -2,9 +2,11 @@
 // scales (one per dim; given both, out_lens are the lengths and scales the coordinate transform's
 // scales, as keep_aspect_ratio_policy makes them) and ONNX's roi as an attribute (tf_crop_and_resize
 // only). Each output element is a weighted sum of input elements: nearest takes one, linear and
-// cubic are n-linear/n-cubic over every dim. Where ONNX's spec and its reference evaluator differ
-// (align_corners, pytorch_half_pixel and tf_crop_and_resize when a scale gives a fractional
-// length), this follows the spec: they use the integer output length.
+// cubic are n-linear/n-cubic over every dim. align_corners and pytorch_half_pixel read the spec's
+// length_resized as the spec defines it (length_original * scale, fractional when a scale does
+// not give a whole length), as ONNX's reference evaluator and its backend data do.
+// tf_crop_and_resize, whose output length the spec computes over the crop box (the reference
+// does not), keeps the integer output length.
 #include "ops/resize.hpp"
 
 #include <algorithm>
@@ -80,10 +82,13 @@ shape resize::compute_shape(std::span<const shape> in) const {
 double resize::coordinate(std::size_t y, std::size_t d, std::size_t in, std::size_t out) const {
     double scale = scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : scales[d];
     double yd = static_cast<double>(y), ind = static_cast<double>(in), outd = static_cast<double>(out);
+    // The spec's length_resized, which it defines through scale = length_resized / length_original:
+    // with scales given it is in * scale, fractional when the output length was rounded down.
+    double resized = scales.empty() ? outd : ind * scale;
     const std::string& m = coordinate_transformation_mode;
     if (m == "asymmetric") return yd / scale;
-    if (m == "align_corners") return out == 1 ? 0.0 : yd * (ind - 1) / (outd - 1);
-    if (m == "pytorch_half_pixel") return out == 1 ? 0.0 : (yd + 0.5) / scale - 0.5;
+    if (m == "align_corners") return resized == 1 ? 0.0 : yd * (ind - 1) / (resized - 1);
+    if (m == "pytorch_half_pixel") return resized > 1 ? (yd + 0.5) / scale - 0.5 : 0.0;
     if (m == "half_pixel_symmetric") {
         // Centres the sampled region when the output length was rounded down from in * scale.
         double offset = ind / 2 * (1 - outd / (scale * ind));

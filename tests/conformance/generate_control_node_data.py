@@ -1,5 +1,6 @@
 """Writes node test cases for ONNX If, Loop and Scan features that the ONNX backend tests leave
-out (branches reading different outer values, Loop without a trip count or a cond, a trip
+out (branches reading different outer values, an If on an input value whose branches return
+different shapes or do not all apply to the inputs, Loop without a trip count or a cond, a trip
 count known only at run time, Scan axes and directions, opset 8 Scan with a batch, subgraphs
 nested in subgraphs), in the layout of the ONNX backend node tests, with expected outputs from
 onnx.reference.
@@ -70,6 +71,45 @@ def if_cases(out):
              numpy_helper.from_array(np.array([7], np.int64), "s7")]
     write_case(out, "test_kiln_if_constant_cond", [node], [vi("x", F, [2, 3])], [vi("o", F, [6])],
                [{"x": f32(2, 3)}], initializers=inits)
+
+
+def sample_rate_cases(out):
+    """An If on an input value (a sample rate) choosing between branches written for different
+    sizes: 10 ms frames of a 30 ms signal, 160 samples at 16 kHz, 441 at 44.1 kHz. The frames'
+    energies then go through a consumer outside the If."""
+    sizes = np.array([160], np.int64), np.array([441], np.int64)
+
+    def branch(name, frame):
+        return helper.make_graph([helper.make_node("Reshape", ["x", f"shape_{frame}"], [f"f_{name}"]),
+                                  helper.make_node("Mul", [f"f_{name}", f"f_{name}"], [f"e_{name}"])],
+                                 name, [], [vi(f"e_{name}", F, [3, frame])])
+
+    inits = [numpy_helper.from_array(np.array([3, 160], np.int64), "shape_160"),
+             numpy_helper.from_array(np.array([3, 441], np.int64), "shape_441"),
+             numpy_helper.from_array(np.array(16000, np.int64), "sr16k")]
+    nodes = [helper.make_node("Equal", ["sr", "sr16k"], ["is16k"]),
+             helper.make_node("If", ["is16k"], ["e"], then_branch=branch("at16k", 160),
+                              else_branch=branch("at44k", 441)),
+             helper.make_node("ReduceSum", ["e"], ["energy"], axes=[1], keepdims=0)]
+    sr = lambda v: np.array(v, np.int64)
+    # x has 480 samples: the 44.1 kHz branch does not apply to it, and is checked only if taken.
+    write_case(out, "test_kiln_if_sample_rate_untaken_branch_ill_shaped", nodes, [vi("sr", I64, []), vi("x", F, [480])],
+               [vi("energy", F, [3])], [{"sr": sr(16000), "x": f32(480)}], opset=11, initializers=inits)
+    # x's length is known only at run time: both branches apply, the If's output is [3, 160..441].
+    write_case(out, "test_kiln_if_sample_rate_dynamic_length", nodes, [vi("sr", I64, []), vi("x", F, ["n"])],
+               [vi("energy", F, [3])], [{"sr": sr(16000), "x": f32(480)}, {"sr": sr(44100), "x": f32(1323)}],
+               opset=11, initializers=inits)
+    # The branches return a scalar and a [1] (as AffineGrid's function body does): the If's output
+    # has any rank until it runs, and its consumers run when it has.
+    then_g = helper.make_graph([helper.make_node("ReduceSum", ["x"], ["t"], keepdims=0)], "then", [], [vi("t", F, [])])
+    else_g = helper.make_graph([helper.make_node("ReduceMax", ["x"], ["m"], axes=[0])], "else", [],
+                               [vi("m", F, [1])])
+    nodes = [helper.make_node("If", ["c"], ["v"], then_branch=then_g, else_branch=else_g),
+             helper.make_node("Add", ["v", "x"], ["y"]), helper.make_node("Shape", ["v"], ["rank_shape"]),
+             helper.make_node("Size", ["rank_shape"], ["rank"])]
+    write_case(out, "test_kiln_if_branch_ranks_differ", nodes, [vi("c", B, []), vi("x", F, [4])],
+               [vi("y", F, [4]), vi("rank", I64, [])],
+               [{"c": np.array(True), "x": f32(4)}, {"c": np.array(False), "x": f32(4)}], opset=11)
 
 
 def loop_cases(out):
@@ -175,5 +215,6 @@ def scan_cases(out):
 
 if __name__ == "__main__":
     if_cases(sys.argv[1])
+    sample_rate_cases(sys.argv[1])
     loop_cases(sys.argv[1])
     scan_cases(sys.argv[1])

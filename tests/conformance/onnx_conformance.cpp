@@ -9,6 +9,9 @@
 // holds fewer cases than the generator's .case-count says the suite ships.
 // --precision fp16|bf16 compiles each model to compute in 16 bits (its float32 inputs and outputs
 // keep their type), for sweeping the precision conversion over every op.
+// --write-expected FILE writes the cases that fail as an expected-failures list, keeping the
+// header and the comment lines (the reasons) of the --expected-failures list above the cases that
+// still fail; new failures come last, under a line asking for their reasons.
 // --shard K/N runs every N-th case from the K-th (0-based), so N processes can share a machine
 // (the gpu target compiles kernels per case; scripts/gpu-test.sh conformance runs shards).
 #include <onnx/onnx_pb.h>
@@ -209,6 +212,53 @@ options parse_args(int argc, char** argv) {
     return o;
 }
 
+// Writes the failing cases (name -> reason) to `out` as an expected-failures list laid out like
+// `old`, the list this run read: its header (the comment lines before its first blank line), and
+// each block of comment lines (the reasons a reader needs) above the listed cases that still
+// fail, which keep their order; a block whose cases all pass goes with them. Cases the list did
+// not hold come last, under a line that asks for their reasons.
+void write_expected(const std::string& out, const std::string& old, const std::map<std::string, std::string>& failing,
+                    const std::string& target) {
+    std::ostringstream text;
+    std::set<std::string> written;
+    std::string pending;          // comment and blank lines waiting for a case of their block that still fails
+    bool header = true, after_case = false;
+    if (std::ifstream f(old); f && !old.empty()) {
+        for (std::string line; std::getline(f, line);) {
+            std::string name = trimmed(line.substr(0, line.find('#')));
+            if (!name.empty()) {
+                header = false;
+                after_case = true;
+                if (auto it = failing.find(name); it != failing.end()) {
+                    text << pending << name << "  # " << it->second << "\n";
+                    written.insert(name);
+                    pending.clear();
+                }
+                continue;
+            }
+            if (after_case) pending.clear();   // a new block: the last one's comments go if none of its cases stayed
+            after_case = false;
+            pending += line + "\n";
+            if (header && trimmed(line).empty()) {
+                text << pending;
+                pending.clear();
+                header = false;
+            }
+        }
+    }
+    if (text.str().empty())
+        text << "# ONNX backend node cases that fail on " << target << ", with the reason. This list may only shrink:\n"
+             << "# the conformance test fails when a case outside it fails or a case in it passes.\n\n";
+    bool noted = false;
+    for (const auto& [name, why] : failing) {
+        if (written.count(name)) continue;
+        if (!noted) text << "# Not listed before this run: each needs a one-line reason a reader would accept.\n";
+        noted = true;
+        text << name << "  # " << why << "\n";
+    }
+    std::ofstream(out) << text.str();
+}
+
 struct tally {
     int passed = 0, failed = 0;
 };
@@ -243,7 +293,7 @@ int main(int argc, char** argv) try {
         }
 
     std::map<std::string, tally> per_op;
-    std::vector<std::string> failing;
+    std::map<std::string, std::string> failing;   // name -> reason
     int passed = 0, failed = 0, expected_failed = 0, skipped = 0, unexpected = 0;
     for (std::size_t i = o.shard; i < dirs.size(); i += o.shards) {
         const fs::path& dir = dirs[i];
@@ -278,7 +328,7 @@ int main(int argc, char** argv) try {
             ++failed;
             ++op.failed;
             std::string reason = trimmed(why.substr(0, 120));
-            failing.push_back(name + "  # " + reason);
+            failing[name] = reason;
             if (listed && entry->second != reason) {
                 ++unexpected;
                 std::cout << "FAILS FOR ANOTHER REASON " << name << ":\n  listed: " << entry->second
@@ -300,10 +350,7 @@ int main(int argc, char** argv) try {
     std::cout << passed << " passed, " << failed << " failed\n";
     unexpected += gate_errors;
     if (!o.write_expected.empty()) {
-        std::ofstream f(o.write_expected);
-        f << "# ONNX backend node cases that fail on ref, with the reason. This list may only shrink:\n"
-             "# the conformance test fails when a case outside it fails or a case in it passes.\n";
-        for (const auto& line : failing) f << line << "\n";
+        write_expected(o.write_expected, o.expected_path, failing, o.target);
         std::cout << "wrote " << failing.size() << " expected failures to " << o.write_expected << "\n";
         return 0;
     }

@@ -1,7 +1,9 @@
 // A node deferred to run time whose output the model does not declare takes its dtype and rank
-// from its inputs where the op allows (deferred_types.cpp), and still runs; for other ops parsing
-// fails naming the output. A deferred node's expander (core/expand.hpp) reads only the inputs
+// from its inputs where the op allows (deferred_types.cpp; any rank where only the dtype follows),
+// and still runs; for other ops parsing fails naming the output. What it computes must hold its
+// type. An If whose branch does not apply to the shapes is deferred and checked when taken. A deferred node's expander (core/expand.hpp) reads only the inputs
 // that decide its shapes.
+#include <algorithm>
 #include <cmath>
 
 #include "core/eval.hpp"
@@ -89,6 +91,80 @@ TEST(onnx_deferred_types, other_ops_still_need_a_declared_type) {
     auto msg = error_of([&] { parse(m); });
     expect_has(msg, {"node 'hot' (OneHot", "output 'H' depends on values known only at run time",
                      "does not declare its type"});
+}
+
+// Y = Relu(Squeeze(X)) with X [n, 1, 3]: without axes, Squeeze drops dim 0 too when n is 1, so S
+// has any rank until it runs, and Relu, which reads it, is deferred as well. Y declared without a
+// shape has any rank too; declared with two dims, a run that makes one is an error naming Relu.
+onnx::ModelProto squeeze_model(bool declare_rank) {
+    auto m = make_model(13);
+    add_input(m, "X", {"n", 1, 3});
+    if (declare_rank) {
+        add_output(m, "Y", {"?", "?"});
+    } else {
+        auto* y = m.mutable_graph()->add_output();
+        y->set_name("Y");
+        y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx_float);
+    }
+    add_node(m, "Squeeze", "squeeze", {"X"}, {"S"});
+    add_node(m, "Relu", "relu", {"S"}, {"Y"});
+    return m;
+}
+
+TEST(onnx_deferred_types, squeeze_without_axes_of_a_dim_that_may_be_1_has_any_rank) {
+    onnx_options opts;
+    opts.dim_params["n"] = {1, 4, {}, "n"};
+    auto p = parse(squeeze_model(false), opts);
+    for (std::size_t n : {2, 1}) {
+        argument x = random_argument(shape(dtype::float32, {n, 1, 3}), 5, n);
+        auto out = evaluate(p, param_map{{"X", x}});
+        ASSERT_EQ(out.size(), 1u);
+        std::vector<std::size_t> want = n == 1 ? std::vector<std::size_t>{3} : std::vector<std::size_t>{n, 3};
+        EXPECT_EQ(out[0].get_shape().lens(), want);
+        auto xs = to_doubles(x), ys = to_doubles(out[0]);
+        for (std::size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(ys[i], std::max(xs[i], 0.0));
+    }
+    auto declared = parse(squeeze_model(true), opts);
+    argument x1 = random_argument(shape(dtype::float32, {1, 1, 3}), 5, 0);
+    expect_has(error_of([&] { evaluate(declared, param_map{{"X", x1}}); }),
+               {"node 'relu'", "output 0 is float_type, {3}", "its type is float_type, {?[0..inf], ?[0..inf]}"});
+}
+
+// An If on an input whose else branch reshapes x's 6 elements to [2, 4]: it does not apply to x,
+// so it is checked only when taken, and then fails naming the If and the Reshape.
+onnx::ModelProto if_with_ill_shaped_branch() {
+    auto m = make_model(13);
+    add_input(m, "c", {}, onnx::TensorProto::BOOL);
+    add_input(m, "x", {6});
+    add_output(m, "y", {2, 3});
+    auto* iff = add_node(m, "If", "switch", {"c"}, {"y"});
+    for (const char* branch : {"then_branch", "else_branch"}) {
+        auto* a = iff->add_attribute();
+        a->set_name(branch);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        auto* g = a->mutable_g();
+        g->set_name(branch);
+        bool then = std::string(branch) == "then_branch";
+        set_ints(add_node(*g, "Constant", cat(branch, "_shape"), {}, {cat(branch, "_s")}), "value_ints",
+                 then ? std::vector<std::int64_t>{2, 3} : std::vector<std::int64_t>{2, 4});
+        add_node(*g, "Reshape", cat(branch, "_reshape"), {"x", cat(branch, "_s")}, {cat(branch, "_y")});
+        auto* o = g->add_output();
+        o->set_name(cat(branch, "_y"));
+        set_type(o, onnx_float, {2, then ? 3 : 4});
+    }
+    return m;
+}
+
+TEST(onnx_deferred_types, an_if_branch_that_does_not_apply_is_checked_when_taken) {
+    auto p = parse(if_with_ill_shaped_branch());
+    argument x = random_argument(shape(dtype::float32, std::vector<std::size_t>{6}), 9, 0);
+    auto cond = [](bool c) { return from_int64s(shape(dtype::bool_), std::vector<std::int64_t>{c}); };
+    auto out = evaluate(p, param_map{{"c", cond(true)}, {"x", x}});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].get_shape().lens(), (std::vector<std::size_t>{2, 3}));
+    EXPECT_EQ(to_doubles(out[0]), to_doubles(x));
+    auto msg = error_of([&] { evaluate(p, param_map{{"c", cond(false)}, {"x", x}}); });
+    expect_has(msg, {"node 'switch'", "else_branch_reshape", "Reshape"});
 }
 
 }  // namespace

@@ -106,6 +106,11 @@ public:
     // attribute applied in place, as FlexAttention's score_mod); returns the graph's outputs.
     std::vector<instruction_ref> inline_graph(const onnx::GraphProto& g, const std::vector<instruction_ref>& inputs);
 
+    // Whether `name` is a value here or in an outer graph; its value in this module (an outer
+    // value a subgraph reads becomes a capture), throwing when there is none.
+    bool visible(const std::string& name) const;
+    instruction_ref resolve(const std::string& name);
+
     // The input whose constant value `constant` was last asked and could not give (it threw
     // runtime_value_needed): an expanded onnx_node reads that input's value (deferred.cpp).
     mutable const instruction* needed = nullptr;
@@ -118,6 +123,9 @@ public:
     std::vector<instruction_ref>* captures = nullptr;
     // Opset version per domain ("" is ai.onnx).
     std::map<std::string, std::int64_t> opsets;
+    // The output types of a node that its mapping defers (throwing runtime_value_needed) when
+    // the model declares none, as the mapping found them (an If typed by its branch that applies).
+    std::vector<shape> deferred_types;
     // Declared types of the graph's values (value_info, outputs), for nodes deferred to run time.
     std::map<std::string, const onnx::ValueInfoProto*> declared;
 

@@ -1,14 +1,20 @@
 // Nodes whose mapping needs values known only at run time (a Reshape whose shape is a graph
 // input, a TopK whose K is computed, ...) become one `onnx_node` instruction. Its compute runs
-// the node's ordinary mapping on the actual input values, so every mapping works unchanged. The
-// output types come from the model's declared value info, else from the inputs where the op
-// allows (deferred_types.cpp); the ref target evaluates it, the gpu target runs the program its
+// the node's ordinary mapping on the actual input values, so every mapping works unchanged. A
+// node with subgraphs (If, Loop) also takes the outer values they read. The output types come
+// from the model's declared value info, else from the inputs where the op allows
+// (deferred_types.cpp), else from the mapping that deferred it (an If typed by its branch that
+// applies); what the node computes is checked against them when it runs; the ref target evaluates it, the gpu target runs the program its
 // expander builds (core/expand.hpp) on the device, and other compiled targets reject it with the
 // node's name.
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <optional>
+#include <set>
+#include <utility>
 
+#include "core/container.hpp"
 #include "core/eval.hpp"
 #include "core/expand.hpp"
 #include "core/op.hpp"
@@ -17,12 +23,13 @@
 namespace kiln::onnx_fe {
 namespace {
 
-// A declared ValueInfo as a shape: fixed dims stay, unknown dims become unbounded ranges.
-shape declared_shape(const onnx::ValueInfoProto& vi) {
-    if (!vi.type().has_tensor_type()) fail("'", vi.name(), "' is not declared as a tensor");
+// A declared ValueInfo as a shape: fixed dims stay, unknown dims become unbounded ranges, and a
+// tensor declared without a shape has any rank. One that gives no tensor type declares nothing.
+std::optional<shape> declared_shape(const onnx::ValueInfoProto& vi) {
+    if (!vi.type().has_tensor_type() || vi.type().tensor_type().elem_type() == 0) return std::nullopt;
     const auto& tt = vi.type().tensor_type();
     dtype t = onnx_dtype(tt.elem_type());
-    if (!tt.has_shape()) fail("'", vi.name(), "' is declared without a shape");
+    if (!tt.has_shape()) return shape::any_rank(t);
     std::vector<dynamic_dim> dims;
     for (const auto& d : tt.shape().dim()) {
         if (d.has_dim_value()) dims.push_back({static_cast<std::size_t>(d.dim_value()), static_cast<std::size_t>(d.dim_value()), {}, {}});
@@ -43,8 +50,10 @@ struct onnx_node {
     value_bytes node;                // the serialized NodeProto
     value opsets = value_object{};   // {domain: version}
     std::vector<shape> outputs;      // declared types of the node's named outputs
+    std::vector<std::string> captures;   // outer values its subgraphs read, inputs after the node's own
     auto attributes() {
-        return fields(field("op_type", op_type), field("node", node), field("opsets", opsets), field("outputs", outputs));
+        return fields(field("op_type", op_type), field("node", node), field("opsets", opsets), field("outputs", outputs),
+                      field("captures", captures));
     }
     op_traits traits() const { return {.data_dependent = true}; }
 
@@ -66,6 +75,7 @@ struct onnx_node {
         std::vector<instruction_ref> inputs;
         std::size_t k = 0;
         for (const auto& in : n.input()) inputs.push_back(in.empty() ? ctx.none() : input(p.main(), k++));
+        for (const auto& name : captures) ctx.values[name] = input(p.main(), k++);
         std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
         auto opset = ctx.opsets.count(domain) ? ctx.opsets[domain] : 1;
         const op_mapping* f = find_onnx_op(domain, n.op_type(), opset);
@@ -85,11 +95,16 @@ struct onnx_node {
         p.main().add_return(named);
     }
 
+    // What the node computed must be a value of its type, dims included: the type is all that
+    // its consumers were compiled for.
     void check_types(std::span<const shape> results) const {
-        for (std::size_t i = 0; i < results.size(); ++i)
+        for (std::size_t i = 0; i < results.size(); ++i) {
             if (results[i].type() != outputs.at(i).type())
                 fail("output ", i, " is ", dtype_name(results[i].type()), " but the model declares ",
                      dtype_name(outputs[i].type()));
+            if (!holds_type(outputs[i], results[i]))
+                fail("output ", i, " is ", to_string(results[i]), " but its type is ", to_string(outputs[i]));
+        }
     }
 
     argument compute(const shape&, std::span<const argument> args) const {
@@ -138,6 +153,33 @@ const bool expander_registered = [] {
     return true;
 }();
 
+// The names that graph g and the graphs nested in it read: their nodes' inputs and g's outputs.
+void names_read(const onnx::GraphProto& g, std::set<std::string>& out) {
+    for (const auto& n : g.node()) {
+        for (const auto& i : n.input())
+            if (!i.empty()) out.insert(i);
+        for (const auto& a : n.attribute()) {
+            if (a.has_g()) names_read(a.g(), out);
+            for (const auto& sub : a.graphs()) names_read(sub, out);
+        }
+    }
+    for (const auto& o : g.output()) out.insert(o.name());
+}
+
+// The outer values that node n's subgraphs read (ONNX names are unique across a graph and its
+// subgraphs, so a name visible here is one of them), in name order.
+std::vector<std::string> captured_names(const node_info& n, const context& ctx) {
+    std::set<std::string> read;
+    for (const auto& a : n.proto().attribute()) {
+        if (a.has_g()) names_read(a.g(), read);
+        for (const auto& sub : a.graphs()) names_read(sub, read);
+    }
+    std::vector<std::string> names;
+    for (const auto& name : read)
+        if (ctx.visible(name)) names.push_back(name);
+    return names;
+}
+
 }  // namespace
 
 std::vector<instruction_ref> defer_node(const node_info& n, context& ctx, const std::vector<instruction_ref>& inputs) {
@@ -150,21 +192,33 @@ std::vector<instruction_ref> defer_node(const node_info& n, context& ctx, const 
     attrs.set("opsets", opsets);
     value_array outs;
     std::vector<int> positions;
+    const std::vector<shape> found = std::exchange(ctx.deferred_types, {});
     for (int i = 0; i < static_cast<int>(n.output_count()); ++i) {
         const std::string& name = n.proto().output(i);
         if (name.empty()) continue;
         const auto* vi = find_declared(&ctx, name);
-        auto inferred = vi ? std::nullopt : inferred_output_type(n, inputs, static_cast<std::size_t>(i));
-        if (!vi && !inferred)
+        auto k = static_cast<std::size_t>(i);
+        std::optional<shape> type = vi ? declared_shape(*vi) : std::nullopt;
+        if (!type) type = k < found.size() ? std::optional<shape>(found[k]) : inferred_output_type(n, inputs, k);
+        if (!type)
             fail("output '", name, "' depends on values known only at run time, and the model does not declare ",
                  "its type (add value_info, or make the inputs that decide its shape constant)");
-        outs.push_back(to_value(vi ? declared_shape(*vi) : *inferred));
+        outs.push_back(to_value(*type));
         positions.push_back(i);
     }
     attrs.set("outputs", value(outs));
     std::vector<instruction_ref> present;
     for (auto i : inputs)
         if (!ctx.is_none(i)) present.push_back(i);
+    // A node with subgraphs (If, Loop, Scan) takes the outer values they read as inputs too, to
+    // bind them by name when it maps.
+    std::vector<std::string> captures = captured_names(n, ctx);
+    value_array capture_names;
+    for (const auto& name : captures) {
+        present.push_back(ctx.resolve(name));
+        capture_names.push_back(value(name));
+    }
+    attrs.set("captures", value(capture_names));
     auto ins = ctx.mod().add_instruction(make_op("onnx_node", attrs), present);
     ins->set_source_name(n.name());
     std::vector<instruction_ref> results(n.output_count(), ctx.none());

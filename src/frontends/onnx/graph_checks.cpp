@@ -85,7 +85,7 @@ void check_declared_output(const onnx::ValueInfoProto& vi, const shape& computed
             fail("output '", vi.name(), "' is declared ", dtype_name(want), " but computes ",
                  dtype_name(computed.type()));
     }
-    if (!check_dims || !tt.has_shape() || computed.is_tuple()) return;
+    if (!check_dims || !tt.has_shape() || computed.is_tuple() || !computed.rank_known()) return;
     auto dims = declared_dims(tt);
     auto have = computed.dims();
     bool same = dims.size() == have.size();

@@ -4,7 +4,11 @@
 // read back with one get_tuple_elem per node output. An If whose cond is a constant (often a
 // test on shapes) becomes the branch that runs, copied into the current module: the other
 // branch may not even apply to the model's shapes, and the copy folds with its surroundings.
+// An If whose cond is known only at run time and one of whose branches does not apply to the
+// shapes is deferred (deferred.cpp) until cond is known; branches that apply but return
+// different dims or ranks give the If an output of their joined type (ops/control.cpp).
 #include <algorithm>
+#include <exception>
 #include <limits>
 #include <unordered_map>
 
@@ -128,8 +132,28 @@ inputs_t map_if(const node_info& n, context& ctx, const inputs_t& in) {
         return inline_module(ctx, *branch, caps);
     }
     inputs_t then_caps, else_caps;
-    module* then_m = ctx.parse_subgraph(n.attr_graph("then_branch"), n.name() + "_then", {}, then_caps);
-    module* else_m = ctx.parse_subgraph(n.attr_graph("else_branch"), n.name() + "_else", {}, else_caps);
+    const std::size_t first_new = ctx.prog().modules().size();
+    std::exception_ptr failed;
+    auto parse_branch = [&](const char* attr, const char* suffix, inputs_t& caps) -> module* {
+        try {
+            return ctx.parse_subgraph(n.attr_graph(attr), n.name() + suffix, {}, caps);
+        } catch (const error&) {
+            if (!failed) failed = std::current_exception();
+            return nullptr;
+        }
+    };
+    module* then_m = parse_branch("then_branch", "_then", then_caps);
+    module* else_m = parse_branch("else_branch", "_else", else_caps);
+    if (!then_m && !else_m) std::rethrow_exception(failed);
+    if (!then_m || !else_m) {
+        // A branch that does not apply to these shapes (a model that switches on an input value
+        // between branches written for different sizes) is checked only if it is taken: the node
+        // is deferred until cond is known, typed as the other branch returns, and then only the
+        // branch that runs is mapped.
+        ctx.deferred_types = (then_m ? then_m : else_m)->output_shapes();
+        ctx.prog().remove_modules_after(first_new);
+        ctx.constant_ints(in[0], "input 0 (cond)");   // throws runtime_value_needed
+    }
     if (then_m->parameters().size() != then_caps.size() || else_m->parameters().size() != else_caps.size())
         fail("a branch graph declares inputs; If branches take none");
     captured all = union_of(*then_m, then_caps, *else_m, else_caps);
@@ -147,7 +171,7 @@ shape widened(const shape& type, const shape& out) {
     shape j = join_types(type, out);
     if (j.is_sequence()) return shape::sequence(widened(j.element(), j.element()));
     if (j.is_optional()) return shape::optional(widened(j.element(), j.element()));
-    if (!j.dynamic()) return j;
+    if (!j.dynamic() || !j.rank_known()) return j;
     auto dims = j.dims();
     for (auto& d : dims)
         if (!d.is_fixed()) d = {0, unbounded_dim, {}, d.symbol};

@@ -3,6 +3,7 @@
 // opset) and constant subexpressions are folded as they are built.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -173,6 +174,17 @@ std::vector<int> topological_order(const onnx::GraphProto& g, const onnx_options
 
 instruction_ref resolve_input(context& ctx, const std::string& name);
 
+bool has_unknown_rank(const std::vector<instruction_ref>& inputs) {
+    return std::any_of(inputs.begin(), inputs.end(), [](instruction_ref i) {
+        return !context::is_none(i) && i->get_shape().is_tensor() && !i->get_shape().rank_known();
+    });
+}
+
+bool has_graph_attribute(const onnx::NodeProto& n) {
+    return std::any_of(n.attribute().begin(), n.attribute().end(),
+                       [](const onnx::AttributeProto& a) { return a.type() == onnx::AttributeProto::GRAPH; });
+}
+
 void parse_nodes(context& ctx, const onnx::GraphProto& g) {
     for (int i : topological_order(g, ctx.options())) {
         const auto& n = g.node(i);
@@ -186,6 +198,9 @@ void parse_nodes(context& ctx, const onnx::GraphProto& g) {
             ctx.current = &info;
             std::vector<instruction_ref> outs;
             try {
+                // An input of unknown rank (deferred_types.cpp) is known only when it has run, and
+                // so is what the node makes of it; control flow maps its bodies on such values.
+                if (has_unknown_rank(inputs) && !has_graph_attribute(n)) throw runtime_value_needed("rank unknown");
                 outs = (*f)(info, ctx, inputs);
             } catch (const runtime_value_needed&) {
                 outs = defer_node(info, ctx, inputs);
@@ -249,6 +264,14 @@ instruction_ref resolve_input(context& ctx, const std::string& name) {
 }
 
 }  // namespace
+
+bool context::visible(const std::string& name) const {
+    for (const context* c = this; c; c = c->parent)
+        if (c->values.count(name)) return true;
+    return false;
+}
+
+instruction_ref context::resolve(const std::string& name) { return resolve_input(*this, name); }
 
 void register_onnx_op(const std::string& domain, const std::string& op_type, std::int64_t since, op_mapping f) {
     registry()[{domain, op_type}][since] = std::move(f);

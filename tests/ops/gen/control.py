@@ -58,10 +58,19 @@ for cond in (True, False):
     c["outputs"][0]["type"] = "int4"
     cases.append(c)
 
-cases.append(ir_case("if_branch_shapes_differ", "if",
+# Branches that return different dims or ranks: the output's type is their join (ranges, or any
+# rank), and the branch that runs gives the value its shape.
+for name, else_body, else_out in (
+        ("if_branch_dims_differ", "@0 = transpose[permutation={1, 0}](b)\n@1 = @return(@0)\n", lambda v: v.T),
+        ("if_branch_ranks_differ", "@0 = reshape[dims={6}](b)\n@1 = @return(@0)\n", lambda v: v.reshape(6))):
+    for cond in (True, False):
+        cases.append(ir_case(f"{name}_{'then' if cond else 'else'}", "if",
+                             if_program("float_type", (), "@0 = @return(a)\n", else_body),
+                             {"c": np.array(cond), "x": x, "y": y}, [x if cond else else_out(y)]))
+cases.append(ir_case("if_branch_types_differ", "if",
                      if_program("float_type", (), "@0 = @return(a)\n",
-                                "@0 = transpose[permutation={1, 0}](b)\n@1 = @return(@0)\n"),
-                     {}, error="branches return different shapes: output 0 is float_type, {2, 3}"))
+                                "@0 = convert[target_type=double_type](b)\n@1 = @return(@0)\n"),
+                     {}, error="branches return different types: output 0 is float_type, {2, 3}"))
 cases.append(ir_case("if_branch_count_differs", "if",
                      if_program("float_type", (), "@0 = @return(a,b)\n", "@0 = @return(b)\n"),
                      {}, error="branch 'then_b' returns 2 values but 'else_b' returns 1"))

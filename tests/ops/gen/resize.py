@@ -1,7 +1,9 @@
 """Cases for src/ops/resize.cpp, computed with onnx's reference evaluator (ONNX Resize, opset 19).
-kiln follows the spec where the reference differs from it (align_corners, pytorch_half_pixel and
-tf_crop_and_resize when a scale gives a fractional length; pytorch_half_pixel cubic with an output
-length of 1), so those combinations are not generated here."""
+kiln follows the spec where the reference differs from it (pytorch_half_pixel with an output
+length of 1: the spec maps it to 0, the reference to -0.5, which differ for cubic; tf_crop_and_resize with a crop box
+and scales: the spec's output length is floor(in * box * scale), the reference's floor(in *
+scale)), so those combinations are not generated here. A scale that gives a fractional length (in * scale) is the spec's length_resized, as in the
+reference."""
 import numpy as np
 from caselib import case, error_case, rng, shape_only, tensor, write
 from onnx_oracle import run_node
@@ -66,6 +68,13 @@ add("2d_cubic_a_half", x2, out_lens=[6, 7], mode="cubic", cubic_coeff_a=-0.5)
 add("2d_cubic_exclude_outside", x2, out_lens=[7, 9], mode="cubic", exclude_outside=True, cubic_coeff_a=-0.5)
 add("2d_cubic_down_asymmetric", f32(8, 6), scales=[0.5, 0.6], mode="cubic", coordinate_transformation_mode="asymmetric")
 add("2d_cubic_pytorch", x2, out_lens=[3, 7], mode="cubic", coordinate_transformation_mode="pytorch_half_pixel")
+
+# Scales whose output length is fractional: align_corners and pytorch_half_pixel use
+# length_resized = in * scale, not the rounded-down length.
+add("1d_linear_align_corners_fractional", f32(4), scales=[0.6], mode="linear", coordinate_transformation_mode="align_corners")
+add("1d_cubic_align_corners_fractional", f32(7), scales=[0.7], mode="cubic", coordinate_transformation_mode="align_corners")
+add("1d_linear_pytorch_fractional_length_1", f32(4), scales=[0.3], mode="linear",
+    coordinate_transformation_mode="pytorch_half_pixel")
 
 # tf_crop_and_resize: a crop box partly outside the input gives extrapolation_value there.
 for mode in ["nearest", "linear", "cubic"]:
