@@ -183,7 +183,7 @@ conformance)
     if [ -n "${WRITE_EXPECTED:-}" ]; then
         { echo "# ONNX backend node cases that fail on the gpu target, with the reason. Same policy as ref's list"
           echo "# (onnx_expected_failures.txt): it may only shrink, and a case listed here that passes fails the test."
-          cat "$dir"/failing.* | grep -v '^#' | sort; } > "$WRITE_EXPECTED"
+          cat "$dir"/failing.* | grep -vE '^(#|[[:space:]]*$)' | sort; } > "$WRITE_EXPECTED"
         echo "wrote $(grep -vc '^#' "$WRITE_EXPECTED") expected failures to $WRITE_EXPECTED"
     fi
     exit $rc
