@@ -350,6 +350,49 @@ TEST(gpu_executable, a_long_loop_does_not_grow_device_memory) {
     EXPECT_EQ(after[1].in_use, after[0].in_use);
 }
 
+// A Reshape whose target shape an iteration computes (an onnx_node: divisor d = divisors[i mod 30]
+// of 720, shape {d, -1}) is expanded once per distinct shape read back; the runner keeps the 16 most
+// recently used expansions, not one per value a long Loop ever read, and the result matches ref.
+TEST(gpu_executable, a_loop_keeps_a_bounded_number_of_expansions) {
+    program p = parse_text(
+        "module: \"main\"\n"
+        "trips = @param:trips -> int64_type, {}, {}\n"
+        "cond = @param:cond -> bool_type, {}, {}\n"
+        "acc0 = @param:acc0 -> float_type, {}, {}\n"
+        "x = @param:x -> float_type, {720}, {1}\n"
+        "@0 = loop[max_iterations=4611686018427387903](trips,cond,acc0,x), [Loop_0_body] -> tuple_type, {float_type, {}, {}; float_type, {720}, {1}}\n"
+        "@1 = get_tuple_elem[index=0](@0) -> float_type, {}, {}\n"
+        "@2 = @return(@1)\n"
+        "\n"
+        "module: \"Loop_0_body\"\n"
+        "i = @param:i -> int64_type, {}, {}\n"
+        "c = @param:c -> bool_type, {}, {}\n"
+        "acc = @param:acc -> float_type, {}, {}\n"
+        "capture:x = @param:capture:x -> float_type, {720}, {1}\n"
+        "@0 = @literal{0} -> int64_type, {1}, {1}\n"
+        "@1 = @literal{1, 2, 3, 4, 5, 6, 8, 9, 10, 12, 15, 16, 18, 20, 24, 30, 36, 40, 45, 48, 60, 72, 80, 90, 120, 144, 180, 240, 360, 720} -> int64_type, {30}, {1}\n"
+        "@2 = @literal{30} -> int64_type, {}, {}\n"
+        "@3 = @literal{-1} -> int64_type, {1}, {1}\n"
+        "@4 = mod[fmod=false](i,@2) -> int64_type, {}, {}\n"
+        "@5 = unsqueeze[axes={0}](@4) -> int64_type, {1}, {1}\n"
+        "@6 = gather[axis=0](@1,@5) -> int64_type, {1}, {1}\n"
+        "@7 = concat[axis=0](@6,@3) -> int64_type, {2}, {1}\n"
+        "@8 = onnx_node[op_type=Reshape,node=bytes:CgF4CgNzaHASAXkaFHJlc2hhcGVfYnlfaXRlcmF0aW9uIgdSZXNoYXBl,opsets={\"\": 18},outputs={{type: float_type, dyn_dims: {{min: 0, max: 4611686018427387903, optimals: {}, symbol: \"\"}, {min: 0, max: 4611686018427387903, optimals: {}, symbol: \"\"}}}},captures={}](capture:x,@7) -> float_type, {?[0..inf], ?[0..inf]}\n"
+        "@9 = reduce_sum[axes={0},keepdims=false,noop_with_empty_axes=false](@8) -> float_type, {?[0..inf]}\n"
+        "@10 = reduce_sum[axes={},keepdims=false,noop_with_empty_axes=false](@9) -> float_type, {}, {}\n"
+        "@11 = add(acc,@10) -> float_type, {}, {}\n"
+        "@12 = @return(c,@11,capture:x)\n");
+    auto exe = make_target("gpu")->compile(p.clone());
+    auto ref = make_target("ref")->compile(p.clone());
+    for (std::int64_t trips : {10, 100}) {
+        param_map in = random_inputs(p, static_cast<std::uint64_t>(trips));
+        in["trips"] = from_int64s(shape(dtype::int64), std::vector<std::int64_t>{trips});
+        in["cond"] = from_int64s(shape(dtype::bool_), std::vector<std::int64_t>{1});
+        EXPECT_LT(rel_l2(exe->run(in)[0], ref->run(in)[0]), 1e-5) << trips << " trips";
+        EXPECT_EQ(gpu::dynamic_memory_of(*exe).value().expanded_programs, trips == 10 ? 10u : 16u) << trips << " trips";
+    }
+}
+
 TEST(gpu_executable, no_cache_compiles_every_kernel_and_writes_nothing) {
     temp_cache cache;
     program p = dense_program();

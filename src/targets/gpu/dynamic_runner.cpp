@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <unordered_map>
 
@@ -111,12 +112,15 @@ struct checked_launch {
 };
 
 // The programs an expanded op (core/expand.hpp) ran as: the inputs whose values the expander read,
-// and a program per input shapes and read values, kept (their passes run once) for the runner's
-// life, as the literals the runner uploads are kept by instruction.
+// and a program per input shapes and read values (their passes run once), the most recent
+// max_expansions of them: a Loop whose read value changes every iteration would otherwise keep
+// every iteration's program and its uploaded literals.
 struct expansions {
     std::vector<std::size_t> reads;
     std::unordered_map<std::string, std::unique_ptr<program>> programs;
+    std::deque<std::string> order;   // programs' keys, least recently used first
 };
+constexpr std::size_t max_expansions = 16;
 
 struct dynamic_runner::state {
     const device_info& dev;
@@ -257,7 +261,11 @@ argument dynamic_runner::launch(const instruction& ins, const operation& op, std
     return out;
 }
 
-dynamic_memory dynamic_runner::memory() const { return st_->pool.stats(); }
+dynamic_memory dynamic_runner::memory() const {
+    dynamic_memory r = st_->pool.stats();
+    for (const auto& [ins, e] : st_->expanded) r.expanded_programs += e.programs.size();
+    return r;
+}
 
 // Kernels by source: a shape seen before compiles nothing (and one a saved program carries, or
 // another process compiled, comes from there).
@@ -450,7 +458,20 @@ argument dynamic_runner::run_expanded(const instruction& ins, std::span<const ar
     };
     std::string full = value_key();
     auto it = e.programs.find(full);
-    if (it == e.programs.end()) {
+    if (it != e.programs.end()) {
+        e.order.erase(std::find(e.order.begin(), e.order.end(), full));
+        e.order.push_back(full);
+    } else {
+        if (e.programs.size() == max_expansions) {
+            // The least recently used program goes, with the literals uploaded for its
+            // instructions (keyed by address, which a later program may reuse). Its work is
+            // enqueued on this stream, before anything that could reuse that memory.
+            auto old = e.programs.find(e.order.front());
+            for (const module* m : old->second->modules())
+                for (const auto& i : *m) st_->literals.erase(&i);
+            e.programs.erase(old);
+            e.order.pop_front();
+        }
         std::vector<shape> shapes;
         for (const auto& a : in) shapes.push_back(a.get_shape());
         auto p = std::make_unique<program>();
@@ -461,7 +482,9 @@ argument dynamic_runner::run_expanded(const instruction& ins, std::span<const ar
                                         },
                                         *p);
         run_passes(*p, gpu_passes(st_->opts));
-        it = e.programs.emplace(value_key(), std::move(p)).first;
+        std::string k = value_key();
+        e.order.push_back(k);
+        it = e.programs.emplace(std::move(k), std::move(p)).first;
     }
     const module& m = it->second->main();
     std::vector<argument> params;

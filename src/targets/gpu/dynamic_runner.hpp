@@ -66,6 +66,7 @@ bool static_module(const module& m);
 // values and scratch use of it now, and the most they used at once.
 struct dynamic_memory {
     std::size_t reserved = 0, in_use = 0, peak_in_use = 0;
+    std::size_t expanded_programs = 0;   // kept for expanded ops (onnx_node), all instructions
 };
 
 class dynamic_runner {
