@@ -449,12 +449,16 @@ void parse_model_file(const std::string& path, onnx::ModelProto& model) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) fail("cannot open '", path, "' (", std::strerror(errno), ")");
     struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        int err = errno;
+        ::close(fd);
+        fail("cannot read '", path, "' (", std::strerror(err), ")");
+    }
+    auto size = static_cast<std::size_t>(st.st_size);
     bool parsed = false;
-    std::size_t size = 0;
-    if (::fstat(fd, &st) == 0) {
-        size = static_cast<std::size_t>(st.st_size);
+    if (size > 0 && size <= static_cast<std::size_t>(INT32_MAX)) {
         google::protobuf::io::FileInputStream in(fd, 1 << 20);
-        parsed = size > 0 && size <= static_cast<std::size_t>(INT32_MAX) && model.ParseFromZeroCopyStream(&in);
+        parsed = model.ParseFromZeroCopyStream(&in);
     }
     ::close(fd);
     if (size == 0) fail(path, ": empty file");
