@@ -4,7 +4,11 @@ ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, GELU in its Erf form, attent
 MatMul/Div/Add(mask)/Softmax/MatMul with the head reshapes and transposes, and the shape
 arithmetic (Shape/Gather/Concat) exporters emit for the reshapes. Random weights, seeded.
 
-    make_encoder_onnx.py OUT.onnx [--layers N] [--hidden H] [--heads A] [--seq S] [--batch B]
+    make_encoder_onnx.py OUT.onnx [--layers N] [--hidden H] [--heads A] [--seq S] [--batch B] [--vocab V]
+
+With --vocab the input is token ids (int64 [batch, seq]) looked up in a word-embedding table of V
+rows plus a position embedding, as BERT's embeddings are: `--layers 12 --hidden 768 --heads 12
+--seq 128 --vocab 30522` has BERT-base's 110M parameters (the front end's load-time benchmark).
 
 With the defaults (30 layers) the graph has about 2,000 nodes, the size the pipeline-time
 benchmark uses.
@@ -82,15 +86,19 @@ class builder:
         return self.layer_norm(self.op("Add", [x, f]), h)
 
 
-def make(layers, hidden, heads, seq, batch, seed=0):
+def make(layers, hidden, heads, seq, batch, vocab=0, seed=0):
     b = builder(seed)
     x = "x"
+    if vocab:
+        words = b.op("Gather", [b.weight(vocab, hidden), "ids"], axis=0)
+        x = b.op("Add", [words, b.weight(seq, hidden)])
     # The additive mask broadcasts over heads and query positions: [batch, 1, 1, seq].
     for _ in range(layers):
         x = b.layer(x, "mask", hidden, heads)
     graph = helper.make_graph(
         b.nodes, "encoder",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, hidden]),
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [batch, seq]) if vocab else
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, hidden]),
          helper.make_tensor_value_info("mask", TensorProto.FLOAT, [batch, 1, 1, seq])],
         [helper.make_tensor_value_info(x, TensorProto.FLOAT, [batch, seq, hidden])], b.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
@@ -106,10 +114,12 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--seq", type=int, default=16)
     ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--vocab", type=int, default=0, help="token ids through an embedding table of this many rows")
     a = ap.parse_args()
-    model = make(a.layers, a.hidden, a.heads, a.seq, a.batch)
+    model = make(a.layers, a.hidden, a.heads, a.seq, a.batch, a.vocab)
     onnx.save(model, a.out)
-    print(f"{a.out}: {len(model.graph.node)} nodes, {a.layers} layers")
+    params = sum(int(np.prod(t.dims)) for t in model.graph.initializer)
+    print(f"{a.out}: {len(model.graph.node)} nodes, {a.layers} layers, {params / 1e6:.1f}M parameters")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,5 @@
 #include "api/api_program.hpp"
 
-#include <onnx/onnx_pb.h>
-
-#include <fstream>
-
 #include "core/container.hpp"
 #include "core/error.hpp"
 #include "core/random.hpp"
@@ -12,12 +8,6 @@
 namespace kiln::api {
 
 namespace {
-
-std::vector<std::string> output_names_of(const onnx::ModelProto& m) {
-    std::vector<std::string> names;
-    for (const auto& o : m.graph().output()) names.push_back(o.name());
-    return names;
-}
 
 std::unique_ptr<api_program> wrap(program p, std::vector<std::string> outs) {
     auto r = std::make_unique<api_program>();
@@ -49,20 +39,17 @@ std::vector<shape> api_program::output_shapes() const { return current().main().
 
 std::unique_ptr<api_program> parse_onnx_file(const std::string& path, onnx_options opts) {
     return at_stage(stage::parse, [&] {
-        program p = kiln::parse_onnx_file(path, quiet(std::move(opts)));
-        onnx::ModelProto m;
-        std::ifstream f(path, std::ios::binary);
-        if (!m.ParseFromIstream(&f)) fail("'", path, "' is not an ONNX model");
-        return wrap(std::move(p), output_names_of(m));
+        std::vector<std::string> outs;
+        program p = kiln::parse_onnx_file(path, quiet(std::move(opts)), &outs);
+        return wrap(std::move(p), std::move(outs));
     });
 }
 
 std::unique_ptr<api_program> parse_onnx_buffer(const void* data, std::size_t size, onnx_options opts) {
     return at_stage(stage::parse, [&] {
-        program p = kiln::parse_onnx_buffer(data, size, quiet(std::move(opts)));
-        onnx::ModelProto m;
-        if (!m.ParseFromArray(data, static_cast<int>(size))) fail("the buffer is not an ONNX model");
-        return wrap(std::move(p), output_names_of(m));
+        std::vector<std::string> outs;
+        program p = kiln::parse_onnx_buffer(data, size, quiet(std::move(opts)), ".", &outs);
+        return wrap(std::move(p), std::move(outs));
     });
 }
 

@@ -1,6 +1,7 @@
 #include "core/module.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,20 +26,34 @@ std::vector<shape> input_shapes(const std::vector<instruction_ref>& inputs) {
     return s;
 }
 
-void add_user(instruction_ref input, instruction_ref user) {
-    auto& outs = const_cast<std::vector<instruction_ref>&>(input->outputs());
-    if (std::find(outs.begin(), outs.end(), user) == outs.end()) outs.push_back(user);
+std::vector<instruction_ref>& users_of(instruction_ref input) {
+    return const_cast<std::vector<instruction_ref>&>(input->outputs());
+}
+
+// Whether inputs[i] is the first use of that input (x * x uses x once as far as users go).
+bool first_use(const std::vector<instruction_ref>& inputs, std::size_t i) {
+    return std::find(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(i), inputs[i]) ==
+           inputs.begin() + static_cast<std::ptrdiff_t>(i);
+}
+
+// Adds `user` to the users of each of its inputs, which do not list it yet. Searching a user
+// list before each addition made a value with n users cost n^2 (a shared constant in a large
+// model, and every program clone the pass manager takes).
+void add_to_inputs(instruction_ref user) {
+    const auto& inputs = user->inputs();
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        if (first_use(inputs, i)) users_of(inputs[i]).push_back(user);
 }
 
 void remove_user(instruction_ref input, instruction_ref user) {
-    auto& outs = const_cast<std::vector<instruction_ref>&>(input->outputs());
+    auto& outs = users_of(input);
     outs.erase(std::remove(outs.begin(), outs.end(), user), outs.end());
 }
 }  // namespace
 
 instruction_ref module::insert(instruction_ref pos, instruction ins) {
     auto it = instructions_.insert(pos, std::move(ins));
-    for (auto in : it->inputs_) add_user(in, it);
+    add_to_inputs(it);
     return it;
 }
 
@@ -81,12 +96,18 @@ void module::replace_uses(instruction_ref ins, instruction_ref rep) {
         fail("module ", name_, ": cannot replace ", to_string(ins->get_operator()), " (",
              to_string(ins->get_shape()), ") with ", to_string(rep->get_operator()), " (",
              to_string(rep->get_shape()), ")");
-    for (auto user : std::vector<instruction_ref>(ins->outputs())) {
-        if (user == rep) continue;
+    // Every user but `rep` itself moves to rep, in one pass over ins's users (n users, not n^2).
+    std::vector<instruction_ref> stays;
+    for (auto user : ins->outputs()) {
+        if (user == rep) {
+            stays.push_back(user);
+            continue;
+        }
+        bool uses_rep = std::find(user->inputs_.begin(), user->inputs_.end(), rep) != user->inputs_.end();
         std::replace(user->inputs_.begin(), user->inputs_.end(), ins, rep);
-        add_user(rep, user);
-        remove_user(ins, user);
+        if (!uses_rep) users_of(rep).push_back(user);
     }
+    ins->outputs_ = std::move(stays);
 }
 
 void module::replace_instruction(instruction_ref ins, const operation& op, std::vector<instruction_ref> inputs,
@@ -100,7 +121,7 @@ void module::replace_instruction(instruction_ref ins, const operation& op, std::
     ins->op_ = op;
     ins->inputs_ = std::move(inputs);
     ins->mods_ = std::move(mods);
-    for (auto in : ins->inputs_) add_user(in, ins);
+    add_to_inputs(ins);
 }
 
 void module::remove_instruction(instruction_ref ins) {
@@ -174,14 +195,25 @@ std::vector<shape> module::output_shapes() const {
 
 void module::validate() const {
     std::unordered_set<const instruction*> seen;
+    // The users of a value with many, sorted on first need, so that checking each of its uses is a
+    // binary search: scanning made a shared constant with n users cost n^2.
+    std::unordered_map<const instruction*, std::vector<const instruction*>> sorted_users;
+    auto lists_user = [&](const instruction& in, const instruction* user) {
+        const auto& outs = in.outputs();
+        if (outs.size() <= 16) return std::any_of(outs.begin(), outs.end(), [&](instruction_ref u) { return &*u == user; });
+        auto [it, added] = sorted_users.try_emplace(&in);
+        if (added) {
+            for (auto u : outs) it->second.push_back(&*u);
+            std::sort(it->second.begin(), it->second.end(), std::less<const instruction*>());
+        }
+        return std::binary_search(it->second.begin(), it->second.end(), user, std::less<const instruction*>());
+    };
     std::size_t index = 0;
     for (const auto& ins : instructions_) {
         auto where = [&] { return cat("module ", name_, ": instruction ", index, " (", to_string(ins.get_operator()), ")"); };
         for (auto in : ins.inputs()) {
             if (!seen.count(&*in)) fail(where(), ": uses an input that is not defined before it in this module");
-            const auto& outs = in->outputs();
-            if (std::none_of(outs.begin(), outs.end(), [&](instruction_ref u) { return &*u == &ins; }))
-                fail(where(), ": its input does not list it as a user");
+            if (!lists_user(*in, &ins)) fail(where(), ": its input does not list it as a user");
         }
         for (auto user : ins.outputs()) {
             const auto& uin = user->inputs();
@@ -199,11 +231,16 @@ void module::validate() const {
     }
 }
 
-program::program() { modules_.push_back(std::make_unique<module>("main")); }
+program::program() {
+    modules_.push_back(std::make_unique<module>("main"));
+    by_name_["main"] = modules_.back().get();
+}
 
 module& program::create_module(const std::string& name) {
-    if (find_module(name)) fail("program: module '", name, "' exists already");
+    auto [it, added] = by_name_.try_emplace(name, nullptr);
+    if (!added) fail("program: module '", name, "' exists already");
     modules_.push_back(std::make_unique<module>(name));
+    it->second = modules_.back().get();
     return *modules_.back();
 }
 
@@ -215,13 +252,13 @@ void program::remove_modules_after(std::size_t count) {
         for (const auto& ins : *modules_[i])
             for (const module* sub : ins.module_inputs())
                 if (removed.count(sub)) fail("program: module '", modules_[i]->name(), "' calls '", sub->name(), "'");
+    for (std::size_t i = count; i < modules_.size(); ++i) by_name_.erase(modules_[i]->name());
     modules_.resize(count);
 }
 
 module* program::find_module(std::string_view name) const {
-    for (const auto& m : modules_)
-        if (m->name() == name) return m.get();
-    return nullptr;
+    auto it = by_name_.find(std::string(name));
+    return it == by_name_.end() ? nullptr : it->second;
 }
 
 std::vector<module*> program::modules() const {
@@ -247,12 +284,13 @@ std::vector<module*> program::modules_in_dependency_order() const {
 }
 
 void program::validate() const {
-    auto ms = modules();
+    std::unordered_set<const module*> ms;
+    for (const auto& m : modules_) ms.insert(m.get());
     for (auto* m : modules_in_dependency_order()) {
         m->validate();
         for (const auto& ins : *m)
             for (auto* sub : ins.module_inputs())
-                if (std::find(ms.begin(), ms.end(), sub) == ms.end())
+                if (!ms.contains(sub))
                     fail("module ", m->name(), ": ", to_string(ins.get_operator()), " calls a module outside the program");
     }
 }

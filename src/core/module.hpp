@@ -128,6 +128,8 @@ public:
 
 private:
     std::vector<std::unique_ptr<module>> modules_;
+    // By name: fusion creates a module per region, and a search per creation was quadratic.
+    std::unordered_map<std::string, module*> by_name_;
 };
 
 // MIGraphX's printed form; parse_text (core/text_parser.hpp) reads it back.

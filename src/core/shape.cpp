@@ -137,7 +137,7 @@ bool shape::standard() const {
     std::size_t expect = 1;
     for (std::size_t i = lens_.size(); i-- > 0;) {
         if (lens_[i] != 1 && strides_[i] != expect) return false;
-        expect *= lens_[i];
+        expect *= std::max<std::size_t>(lens_[i], 1);   // as standard_strides counts a 0 dim
     }
     return true;
 }

@@ -26,8 +26,6 @@ std::string file_stem(const model_file& f, std::size_t i) {
     return s;
 }
 
-const shape& shape_of(const argument& a) { return a.get_shape(); }
-const shape& shape_of(const shape& s) { return s; }
 const std::vector<argument>& parts(const argument& a) { return a.sub_arguments(); }
 const std::vector<shape>& parts(const shape& s) { return s.sub_shapes(); }
 

@@ -10,7 +10,7 @@ struct bitcast {
     dtype target_type = dtype::float32;
     auto attributes() { return fields(field("target_type", target_type)); }
 
-    // int4 <-> uint4 (widths must match, so a packed target means a packed input) and bool targets.
+    // Packed targets (widths must match, so a packed target means a packed input) and bool targets.
     bool copies() const { return is_packed(target_type) || target_type == dtype::bool_; }
 
     shape compute_shape(std::span<const shape> in) const;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/numeric_bulk.hpp"
+
 namespace kiln::ops {
 namespace {
 
@@ -71,6 +73,13 @@ shape convert::compute_shape(std::span<const shape> in) const {
 argument convert::compute(const shape& out, std::span<const argument> args) const {
     argument r(out);
     const shape& xs = args[0].get_shape();
+    // float32 -> float16/bfloat16 of a standard tensor (convert_precision's weights): the vector
+    // loops round exactly as convert_one does.
+    if (xs.type() == dtype::float32 && xs.standard() && (out.type() == dtype::float16 || out.type() == dtype::bfloat16)) {
+        auto convert_all = out.type() == dtype::float16 ? floats_to_half : floats_to_bfloat16;
+        convert_all(args[0].as<float>(), r.as<std::uint16_t>(), out.elements(), best_simd_level());
+        return r;
+    }
     e8m0_rounding rounding = parse_rounding(round_mode);
     visit_type(xs.type(), [&](auto from) {
         using From = decltype(from);

@@ -106,7 +106,7 @@ private:
     instruction_ref convert_literal(instruction_ref ins) {
         if (ins->get_shape().type() != dtype::float32) return record(ins, ins);
         argument a = compute_op(convert_to(low_), std::span(&ins->get_literal().get_argument(), 1));
-        auto rep = m_.insert_literal(ins, literal(a));
+        auto rep = m_.insert_literal(ins, literal::borrow(std::move(a)));   // a new buffer: no copy
         record(ins, rep);
         versions_.at(&*ins).others.emplace_back(dtype::float32, ins);   // the original, for float32 readers
         return rep;

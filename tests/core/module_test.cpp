@@ -110,6 +110,39 @@ TEST(module, remove_dead_code) {
     t.m.validate();
 }
 
+// The user lists stay exact in the cases the one-pass updates must handle: an input used twice is
+// one use, a user of both the replaced value and its replacement, a replacement that uses the
+// value it replaces, and a value with many users (each listed once, in order).
+TEST(module, user_lists_edge_cases) {
+    small_program t;
+    auto sq = t.m.insert_instruction(t.ret, make_op("mul"), {t.x, t.x});
+    EXPECT_EQ(std::count(t.x->outputs().begin(), t.x->outputs().end(), sq), 1);
+    auto both = t.m.insert_instruction(t.ret, make_op("add"), {t.neg, t.x});
+    t.m.replace_uses(t.neg, t.x);   // `both` uses x already: listed once
+    EXPECT_EQ(both->inputs(), (std::vector<instruction_ref>{t.x, t.x}));
+    EXPECT_EQ(std::count(t.x->outputs().begin(), t.x->outputs().end(), both), 1);
+    EXPECT_TRUE(t.neg->outputs().empty());
+    auto relu = t.m.insert_instruction(t.ret, make_op("relu"), {t.sum});
+    t.m.replace_uses(t.sum, relu);   // relu keeps reading sum; the return reads relu
+    EXPECT_EQ(t.sum->outputs(), std::vector<instruction_ref>{relu});
+    EXPECT_EQ(t.ret->inputs()[0], relu);
+    std::vector<instruction_ref> users;
+    for (int i = 0; i < 100; ++i) users.push_back(t.m.insert_instruction(t.ret, make_op("neg"), {t.y}));
+    auto y2 = t.m.insert_instruction(t.sum, make_op("relu"), {t.y});
+    t.m.replace_uses(t.y, y2);   // y2 itself stays a user of y
+    EXPECT_EQ(t.y->outputs(), std::vector<instruction_ref>{y2});
+    ASSERT_EQ(y2->outputs().size(), 101u);   // sum, then the 100 negs
+    EXPECT_EQ(y2->outputs()[0], t.sum);
+    EXPECT_TRUE(std::equal(users.begin(), users.end(), y2->outputs().begin() + 1));
+    t.m.validate();
+    t.m.replace_instruction(users[0], make_op("mul"), {y2, y2});
+    EXPECT_EQ(std::count(y2->outputs().begin(), y2->outputs().end(), users[0]), 1);
+    t.m.validate();
+    program copy = t.p.clone();
+    copy.validate();
+    EXPECT_EQ(to_string(copy), to_string(t.p));
+}
+
 TEST(module, validate_catches_broken_invariants) {
     small_program t;
     t.m.move_instruction(t.sum, t.neg);   // sum now comes before its input neg

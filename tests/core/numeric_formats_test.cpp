@@ -80,7 +80,9 @@ TYPED_TEST(SmallFloat, MidpointsTieToEvenAndNeighboursGoToTheNearer) {
         EXPECT_EQ(TypeParam::encode(mid, true), even) << "between " << lo << " and " << hi;
         EXPECT_EQ(TypeParam::encode(std::nextafter(mid, lo), true), b);
         EXPECT_EQ(TypeParam::encode(std::nextafter(mid, hi), true), b + 1);
-        if (b > 0) EXPECT_EQ(TypeParam::encode(-std::nextafter(mid, lo), true), b | f.sign_bit());
+        if (b > 0) {
+            EXPECT_EQ(TypeParam::encode(-std::nextafter(mid, lo), true), b | f.sign_bit());
+        }
     }
 }
 

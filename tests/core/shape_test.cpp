@@ -28,6 +28,17 @@ TEST(shape, standard_layout) {
     EXPECT_TRUE(shape(dtype::float32, lens{1, 3}, lens{7, 1}).standard());
 }
 
+TEST(shape, zero_element_shapes_with_standard_strides_are_standard) {
+    // standard_strides counts a 0 dim as 1: {2, 0, 3} gets {3, 3, 1}, {3, 0} gets {1, 1}.
+    for (const lens& l : {lens{0}, lens{3, 0}, lens{2, 0, 3}, lens{0, 0, 4}, lens{4, 0, 0}}) {
+        shape s(dtype::float32, l);
+        EXPECT_TRUE(s.standard()) << to_string(s);
+        EXPECT_FALSE(s.transposed()) << to_string(s);
+        EXPECT_EQ(s, s.as_standard());
+    }
+    EXPECT_FALSE(shape(dtype::float32, lens{2, 0, 3}, lens{1, 3, 2}).standard());   // its strides are not standard's
+}
+
 TEST(shape, transposed_layout) {
     shape t(dtype::float32, lens{2, 3}, lens{1, 2});   // a {3, 2} tensor transposed
     EXPECT_FALSE(t.standard());

@@ -164,8 +164,11 @@ shape onnx_value_type(const onnx::TypeProto& t, const onnx_options& opts);
 // An output declared a sequence or optional must compute one.
 void check_declared_container(const onnx::ValueInfoProto& vi, const shape& computed);
 
-// A TensorProto as a literal; external data is read relative to base_dir.
+// A TensorProto as a literal (one copy of its values); external data is read relative to base_dir.
 literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_dir);
+// Same, but a literal in raw_data takes the parsed bytes (no copy) and leaves t's raw_data empty:
+// for initializers, which are read once.
+literal take_tensor_literal(onnx::TensorProto& t, const std::string& base_dir);
 // An ONNX TensorProto.DataType code as a kiln dtype; throws naming the code when unsupported.
 dtype onnx_dtype(int code);
 

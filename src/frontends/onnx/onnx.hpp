@@ -28,10 +28,12 @@ struct onnx_options {
     std::function<void(const std::string&)> warn;
 };
 
-program parse_onnx_file(const std::string& path, const onnx_options& opts = {});
+// With `output_names`, it receives the names of the graph's outputs, in order.
+program parse_onnx_file(const std::string& path, const onnx_options& opts = {},
+                        std::vector<std::string>* output_names = nullptr);
 // `base_dir` is where external data files are looked up.
 program parse_onnx_buffer(const void* data, std::size_t size, const onnx_options& opts = {},
-                          const std::string& base_dir = ".");
+                          const std::string& base_dir = ".", std::vector<std::string>* output_names = nullptr);
 
 // A test_data_set_N folder of the ONNX backend tests: input_K.pb and output_K.pb TensorProtos, or
 // SequenceProtos and OptionalProtos where the model at `model_path` declares that input or

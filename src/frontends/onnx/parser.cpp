@@ -1,13 +1,17 @@
 // Reads an ONNX ModelProto into a program: initializers become literals, graph inputs become
 // parameters (symbolic dims resolved from the options), nodes are mapped by (domain, op type,
 // opset) and constant subexpressions are folded as they are built.
+#include <fcntl.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <set>
-#include <sstream>
 
 #include "core/builtin.hpp"
 #include "core/error.hpp"
@@ -392,7 +396,8 @@ void check_option_names(const onnx::GraphProto& g, const onnx_options& opts) {
     for (const auto& [name, dims] : opts.dyn_input_dims) check(name, "dyn_input_dims");
 }
 
-program parse_model(const onnx::ModelProto& model, const onnx_options& opts, const std::string& base_dir) {
+// Takes the main graph's initializer bytes out of `model` (see take_tensor_literal).
+program parse_model(onnx::ModelProto& model, const onnx_options& opts, const std::string& base_dir) {
     if (model.ir_version() < 3 || model.ir_version() > 14)
         fail("ONNX IR version ", model.ir_version(), " is not supported (kiln reads IR versions 3 to 14)");
     if (model.graph().output_size() == 0) fail("model has no outputs (its graph declares none)");
@@ -426,9 +431,9 @@ program parse_model(const onnx::ModelProto& model, const onnx_options& opts, con
     check_names(g);
     check_option_names(g, opts);
     std::map<std::string, const onnx::TensorProto*> initializers;
-    for (const auto& init : g.initializer()) {
+    for (auto& init : *model.mutable_graph()->mutable_initializer()) {
         initializers[init.name()] = &init;
-        ctx.values[init.name()] = p.main().add_literal(tensor_to_literal(init, base_dir));
+        ctx.values[init.name()] = p.main().add_literal(take_tensor_literal(init, base_dir));
     }
     // An input with an initializer of its name (IR >= 4) takes the initializer as a fixed default:
     // kiln compiles the model with it as a constant.
@@ -449,26 +454,59 @@ program parse_model(const onnx::ModelProto& model, const onnx_options& opts, con
 
 namespace kiln {
 
-program parse_onnx_buffer(const void* data, std::size_t size, const onnx_options& opts, const std::string& base_dir) {
+namespace {
+
+program parse_model_and_names(onnx::ModelProto& model, const onnx_options& opts, const std::string& base_dir,
+                              std::vector<std::string>* output_names) {
+    program p = onnx_fe::parse_model(model, opts, base_dir);
+    if (output_names) {
+        output_names->clear();
+        for (const auto& o : model.graph().output()) output_names->push_back(o.name());
+    }
+    return p;
+}
+
+// Parses the file as protobuf reads it, in blocks: the file's bytes are never held whole, and the
+// initializers' parsed bytes become the literals (so a model's weights are in memory once).
+void parse_model_file(const std::string& path, onnx::ModelProto& model) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail("cannot open '", path, "' (", std::strerror(errno), ")");
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        int err = errno;
+        ::close(fd);
+        fail("cannot read '", path, "' (", std::strerror(err), ")");
+    }
+    auto size = static_cast<std::size_t>(st.st_size);
+    bool parsed = false;
+    if (size > 0 && size <= static_cast<std::size_t>(INT32_MAX)) {
+        google::protobuf::io::FileInputStream in(fd, 1 << 20);
+        parsed = model.ParseFromZeroCopyStream(&in);
+    }
+    ::close(fd);
+    if (size == 0) fail(path, ": empty file");
+    if (!parsed) fail(path, ": not a valid ONNX model: the protobuf could not be parsed (", size, " bytes)");
+}
+
+}  // namespace
+
+program parse_onnx_buffer(const void* data, std::size_t size, const onnx_options& opts, const std::string& base_dir,
+                          std::vector<std::string>* output_names) {
     onnx::ModelProto model;
     if (size == 0) fail("the model is empty (0 bytes)");
     if (size > static_cast<std::size_t>(INT32_MAX) || !model.ParseFromArray(data, static_cast<int>(size)))
         fail("not a valid ONNX model: the protobuf could not be parsed (", size, " bytes)");
-    return onnx_fe::parse_model(model, opts, base_dir);
+    return parse_model_and_names(model, opts, base_dir, output_names);
 }
 
-program parse_onnx_file(const std::string& path, const onnx_options& opts) {
+program parse_onnx_file(const std::string& path, const onnx_options& opts, std::vector<std::string>* output_names) {
     check_input_file(path);
-    std::ifstream f(path, std::ios::binary);
-    if (!f) fail("cannot open '", path, "'");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::string bytes = ss.str();
-    if (bytes.empty()) fail(path, ": empty file");
+    onnx::ModelProto model;
+    parse_model_file(path, model);
     auto slash = path.find_last_of('/');
     std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
     try {
-        return parse_onnx_buffer(bytes.data(), bytes.size(), opts, dir);
+        return parse_model_and_names(model, opts, dir, output_names);
     } catch (const error& e) {
         fail(path, ": ", e.what());
     }

@@ -1,11 +1,14 @@
 // ONNX TensorProto -> literal: typed fields, raw_data and external data files.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
@@ -87,7 +90,9 @@ std::filesystem::path external_path(const onnx::TensorProto& t, const std::strin
     return path;
 }
 
-std::vector<char> read_external(const onnx::TensorProto& t, const std::string& base_dir, std::size_t want) {
+// Reads the tensor's bytes from its external data file straight into a new buffer of shape s.
+argument read_external(const onnx::TensorProto& t, const std::string& base_dir, const shape& s) {
+    std::size_t want = s.bytes();
     std::string location;
     std::size_t offset = 0, length = want;
     for (const auto& kv : t.external_data()) {
@@ -107,10 +112,11 @@ std::vector<char> read_external(const onnx::TensorProto& t, const std::string& b
     if (offset > size || length > size - offset)
         fail("tensor '", t.name(), "': external data file '", path.string(), "' is truncated (", size, " bytes, needs ",
              length, " from offset ", offset, ")");
-    std::vector<char> buf(length);
+    argument a(s);
     f.seekg(static_cast<std::streamoff>(offset));
-    f.read(buf.data(), static_cast<std::streamsize>(length));
-    return buf;
+    f.read(reinterpret_cast<char*>(a.data()), static_cast<std::streamsize>(length));
+    if (!f) fail("tensor '", t.name(), "': external data file '", path.string(), "' could not be read");
+    return a;
 }
 
 // Values stored in int32_data: small ints, bool, and the bit patterns of 16- and 8-bit floats.
@@ -149,7 +155,11 @@ argument from_field(const onnx::TensorProto& t, const shape& s, const Field& fie
 
 }  // namespace
 
-literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_dir) {
+namespace {
+
+// The tensor's shape, checked before anything is allocated: the shape refuses dims whose size
+// overflows, and sizes above max_tensor_bytes are refused.
+shape tensor_shape(const onnx::TensorProto& t) {
     if (t.has_segment()) fail("tensor '", t.name(), "': segmented tensors are not supported");
     std::vector<std::size_t> lens;
     for (auto d : t.dims()) {
@@ -162,8 +172,6 @@ literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_di
     } catch (const error& e) {
         fail("tensor '", t.name(), "': ", e.what());
     }
-    // Sizes are checked before anything is allocated: the shape refuses dims whose size overflows,
-    // the data must have the shape's size, and the allocation refuses sizes above max_tensor_bytes.
     shape s;
     try {
         s = shape(type, lens);
@@ -171,38 +179,80 @@ literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_di
     } catch (const error& e) {
         fail("tensor '", t.name(), "': ", e.what());
     }
-    if (type == dtype::string) {
+    return s;
+}
+
+bool in_raw_data(const onnx::TensorProto& t, const shape& s) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL || !t.has_raw_data()) return false;
+    if (s.type() == dtype::string) fail("tensor '", t.name(), "': a STRING tensor keeps its values in string_data");
+    if (t.raw_data().size() != s.bytes())
+        fail("tensor '", t.name(), "': raw_data has ", t.raw_data().size(), " bytes, its shape ", to_string(s), " needs ",
+             s.bytes());
+    return true;
+}
+
+// The unused high bits of a packed tensor's last byte (ONNX leaves them unspecified) are zeroed,
+// as in kiln's own buffers: literals compare and hash by their bytes.
+void clear_packed_padding(std::byte* data, const shape& s) {
+    std::size_t used = s.elements() * s.type_bits() % 8;
+    if (is_packed(s.type()) && used != 0) data[s.bytes() - 1] &= static_cast<std::byte>((1u << used) - 1);
+}
+
+// Each literal is built in a buffer of its own, which it then keeps (literal::borrow): no second copy.
+argument tensor_values(const onnx::TensorProto& t, const std::string& base_dir, const shape& s) {
+    if (s.type() == dtype::string) {
         // Strings live in string_data only (the spec allows neither raw_data nor external data).
         if (t.has_raw_data() || t.data_location() == onnx::TensorProto::EXTERNAL)
             fail("tensor '", t.name(), "': a STRING tensor keeps its values in string_data");
         if (static_cast<std::size_t>(t.string_data_size()) != s.elements())
             fail("tensor '", t.name(), "': ", t.string_data_size(), " strings for ", s.elements(), " elements");
         std::vector<std::string> vals(t.string_data().begin(), t.string_data().end());
-        return literal(from_strings(s, vals));
+        return from_strings(s, vals);
     }
-    std::size_t bytes = s.bytes();
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-        auto buf = read_external(t, base_dir, bytes);
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) return read_external(t, base_dir, s);
+    if (in_raw_data(t, s)) {
         argument a(s);
-        std::memcpy(a.data(), buf.data(), bytes);
-        return literal(a);
-    }
-    if (t.has_raw_data()) {
-        if (t.raw_data().size() != bytes)
-            fail("tensor '", t.name(), "': raw_data has ", t.raw_data().size(), " bytes, its shape ", to_string(s),
-                 " needs ", bytes);
-        argument a(s);
-        std::memcpy(a.data(), t.raw_data().data(), bytes);
-        return literal(a);
+        std::memcpy(a.data(), t.raw_data().data(), s.bytes());
+        return a;
     }
     switch (s.type()) {
-    case dtype::float32: return literal(from_field<float>(t, s, t.float_data()));
-    case dtype::float64: return literal(from_field<double>(t, s, t.double_data()));
-    case dtype::int64: return literal(from_field<std::int64_t>(t, s, t.int64_data()));
-    case dtype::uint32: return literal(from_field<std::uint32_t>(t, s, t.uint64_data()));
-    case dtype::uint64: return literal(from_field<std::uint64_t>(t, s, t.uint64_data()));
-    default: return literal(from_int32_field(t, s));
+    case dtype::float32: return from_field<float>(t, s, t.float_data());
+    case dtype::float64: return from_field<double>(t, s, t.double_data());
+    case dtype::int64: return from_field<std::int64_t>(t, s, t.int64_data());
+    case dtype::uint32: return from_field<std::uint32_t>(t, s, t.uint64_data());
+    case dtype::uint64: return from_field<std::uint64_t>(t, s, t.uint64_data());
+    default: return from_int32_field(t, s);
     }
+}
+
+}  // namespace
+
+literal tensor_to_literal(const onnx::TensorProto& t, const std::string& base_dir) {
+    shape s = tensor_shape(t);
+    argument a = tensor_values(t, base_dir, s);
+    clear_packed_padding(a.data(), s);
+    return literal::borrow(a);
+}
+
+literal take_tensor_literal(onnx::TensorProto& t, const std::string& base_dir) {
+    shape s = tensor_shape(t);
+    if (!in_raw_data(t, s)) return tensor_to_literal(t, base_dir);
+    // The literal takes the parsed raw_data string itself. Its size is padded to a multiple of 8
+    // (zeros), as host buffers are, so that 64-bit element loops never read past the end.
+    auto owner = std::make_shared<std::string>();
+    owner->swap(*t.mutable_raw_data());
+    std::size_t padded = std::max<std::size_t>((s.bytes() + 7) / 8 * 8, 8);
+    if (owner->size() != padded) owner->resize(padded);
+    auto* data = reinterpret_cast<std::byte*>(owner->data());
+    clear_packed_padding(data, s);
+    // Host buffers are 16-byte aligned (malloc's guarantee); a short string kept inside its
+    // object may not be, and is copied instead.
+    if (reinterpret_cast<std::uintptr_t>(data) % 16 != 0) {
+        argument a(s);
+        std::memcpy(a.data(), data, s.bytes());
+        return literal::borrow(a);
+    }
+    return literal::borrow(argument(s, data, std::move(owner)));
 }
 
 }  // namespace kiln::onnx_fe

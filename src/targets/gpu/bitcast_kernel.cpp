@@ -23,7 +23,7 @@ const gpu_lowering_registrar bitcast_lowering{{
     "bitcast that copies (one generated elementwise kernel)",
     [](const instruction& ins) {
         const auto* op = ins.get_operator().get_if<ops::bitcast>();
-        return op && op->copies() && standard_or_empty(ins.get_shape());
+        return op && op->copies() && ins.get_shape().standard();
     },
     lower_bitcast,
     false,

@@ -76,7 +76,7 @@ void lower_col2im(lowering_context& ctx, const instruction& ins) {
 
 const gpu_lowering_registrar col2im_lowering{{
     "col2im (generated kernel over a gather table)",
-    [](const instruction& ins) { return ins.get_operator().get_if<ops::col2im>() && standard_or_empty(ins.get_shape()); },
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::col2im>() && ins.get_shape().standard(); },
     lower_col2im,
 }};
 

@@ -86,7 +86,7 @@ void lower_deform_conv(lowering_context& ctx, const instruction& ins) {
 
 const gpu_lowering_registrar deform_conv_lowering{{
     "deform_conv (generated kernel, one thread per output element)",
-    [](const instruction& ins) { return ins.get_operator().get_if<ops::deform_conv>() && standard_or_empty(ins.get_shape()); },
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::deform_conv>() && ins.get_shape().standard(); },
     lower_deform_conv,
 }};
 

@@ -51,7 +51,7 @@ void lower_det(lowering_context& ctx, const instruction& ins) {
 
 const gpu_lowering_registrar det_lowering{{
     "det (generated kernel, one thread per matrix)",
-    [](const instruction& ins) { return ins.get_operator().get_if<ops::det>() && standard_or_empty(ins.get_shape()); },
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::det>() && ins.get_shape().standard(); },
     lower_det,
 }};
 

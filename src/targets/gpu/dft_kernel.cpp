@@ -69,7 +69,7 @@ void lower_dft(lowering_context& ctx, const instruction& ins) {
 
 const gpu_lowering_registrar dft_lowering{{
     "dft (generated kernel, one thread per output bin)",
-    [](const instruction& ins) { return ins.get_operator().get_if<ops::dft>() && standard_or_empty(ins.get_shape()); },
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::dft>() && ins.get_shape().standard(); },
     lower_dft,
 }};
 

@@ -58,7 +58,7 @@ void lower_grid_sample(lowering_context& ctx, const instruction& ins) {
 
 const gpu_lowering_registrar grid_sample_lowering{{
     "grid_sample (generated kernel, one thread per output element)",
-    [](const instruction& ins) { return ins.get_operator().get_if<ops::grid_sample>() && standard_or_empty(ins.get_shape()); },
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::grid_sample>() && ins.get_shape().standard(); },
     lower_grid_sample,
 }};
 

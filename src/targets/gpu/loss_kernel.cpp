@@ -56,7 +56,7 @@ void lower_nll_loss(lowering_context& ctx, const instruction& ins) {
 
 const gpu_lowering_registrar nll_loss_lowering{{
     "nll_loss (generated kernel)",
-    [](const instruction& ins) { return ins.get_operator().get_if<ops::nll_loss>() && standard_or_empty(ins.get_shape()); },
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::nll_loss>() && ins.get_shape().standard(); },
     lower_nll_loss,
 }};
 

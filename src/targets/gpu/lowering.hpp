@@ -99,10 +99,6 @@ struct gpu_lowering_registrar {
     explicit gpu_lowering_registrar(gpu_lowering l);
 };
 
-// Whether generated kernels can write s as a row-major array: standard, or empty (shape::standard()
-// says no to lens {2, 0} with the strides standard_strides gives it, {1, 1}; nothing is written).
-inline bool standard_or_empty(const shape& s) { return s.standard() || (!s.dynamic() && s.elements() == 0); }
-
 // Instructions that need no step: parameters, literals, the return and views (their result is
 // their input's memory).
 bool needs_no_step(const instruction& ins);

@@ -40,7 +40,7 @@ void lower_one_hot(lowering_context& ctx, const instruction& ins) {
 
 const gpu_lowering_registrar one_hot_lowering{{
     "one_hot (one generated elementwise kernel)",
-    [](const instruction& ins) { return ins.get_operator().get_if<ops::one_hot>() && standard_or_empty(ins.get_shape()); },
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::one_hot>() && ins.get_shape().standard(); },
     lower_one_hot,
 }};
 

@@ -79,7 +79,7 @@ const gpu_lowering_registrar quantize_lowering{{
     "quantizelinear/dequantizelinear (one generated elementwise kernel)",
     [](const instruction& ins) {
         const auto& op = ins.get_operator();
-        return (op.get_if<ops::quantizelinear>() || op.get_if<ops::dequantizelinear>()) && standard_or_empty(ins.get_shape());
+        return (op.get_if<ops::quantizelinear>() || op.get_if<ops::dequantizelinear>()) && ins.get_shape().standard();
     },
     [](lowering_context& ctx, const instruction& ins) {
         elementwise_spec spec;

@@ -123,7 +123,7 @@ const gpu_lowering_registrar roi_lowering{{
     "roi_align/max_roi_pool (generated kernel, one thread per output element)",
     [](const instruction& ins) {
         const auto& op = ins.get_operator();
-        return (op.get_if<ops::roi_align>() || op.get_if<ops::max_roi_pool>()) && standard_or_empty(ins.get_shape());
+        return (op.get_if<ops::roi_align>() || op.get_if<ops::max_roi_pool>()) && ins.get_shape().standard();
     },
     lower_roi,
 }};

@@ -85,7 +85,7 @@ void lower_cumulative(lowering_context& ctx, const instruction& ins, const char*
 }
 
 bool static_input(const instruction& ins) {
-    return ins.inputs().size() == 1 && !ins.inputs()[0]->get_shape().dynamic() && standard_or_empty(ins.get_shape());
+    return ins.inputs().size() == 1 && !ins.inputs()[0]->get_shape().dynamic() && ins.get_shape().standard();
 }
 
 const gpu_lowering_registrar arg_reduce_lowering{{

@@ -53,7 +53,7 @@ void lower_tensor_scatter(lowering_context& ctx, const instruction& ins) {
 const gpu_lowering_registrar tensor_scatter_lowering{{
     "tensor_scatter (generated kernel, one thread per output element)",
     [](const instruction& ins) {
-        return ins.get_operator().get_if<ops::tensor_scatter>() && standard_or_empty(ins.get_shape());
+        return ins.get_operator().get_if<ops::tensor_scatter>() && ins.get_shape().standard();
     },
     lower_tensor_scatter,
 }};

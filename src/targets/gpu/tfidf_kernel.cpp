@@ -64,7 +64,7 @@ void lower_tfidf(lowering_context& ctx, const instruction& ins) {
 
 const gpu_lowering_registrar tfidf_lowering{{
     "tfidf_vectorizer (generated kernel, one thread per output element)",
-    [](const instruction& ins) { return ins.get_operator().get_if<ops::tfidf_vectorizer>() && standard_or_empty(ins.get_shape()); },
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::tfidf_vectorizer>() && ins.get_shape().standard(); },
     lower_tfidf,
 }};
 

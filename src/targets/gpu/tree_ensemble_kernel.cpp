@@ -91,7 +91,7 @@ void lower_tree_ensemble(lowering_context& ctx, const instruction& ins) {
 
 const gpu_lowering_registrar tree_ensemble_lowering{{
     "tree_ensemble (generated kernel, one thread per row)",
-    [](const instruction& ins) { return ins.get_operator().get_if<ops::tree_ensemble>() && standard_or_empty(ins.get_shape()); },
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::tree_ensemble>() && ins.get_shape().standard(); },
     lower_tree_ensemble,
 }};
 

@@ -1,5 +1,6 @@
 """Cases for src/ops/bitcast.cpp (ONNX BitCast): numpy's view of the same bytes as another type of
-the same width; bool targets read a nonzero byte as true, int4 <-> uint4 reinterpret the nibble."""
+the same width; bool targets read a nonzero byte as true, the packed types (int4, uint4, int2, uint2, fp4e2m1)
+reinterpret their bits."""
 import ml_dtypes
 import numpy as np
 from caselib import case, error_case, rng, shape_only, tensor, type_name, write
@@ -38,6 +39,14 @@ n4 = np.arange(-8, 8, dtype=np.int8).reshape(4, 4)
 add("int4_to_uint4", n4, None, "int4", (n4 & 0xF).astype(np.uint8), "uint4")
 u4 = np.arange(16, dtype=np.uint8).reshape(2, 8)
 add("uint4_to_int4", u4, None, "uint4", np.where(u4 > 7, u4.astype(np.int16) - 16, u4).astype(np.int8), "int4")
+# 2-bit types reinterpret their two bits (uint2 3 is int2 -1), and fp4e2m1 its nibble (0b0111 is 6).
+n2 = np.arange(-2, 2, dtype=np.int8).reshape(2, 2)
+add("int2_to_uint2", n2, None, "int2", (n2 & 0x3).astype(np.uint8), "uint2")
+u2 = np.arange(4, dtype=np.uint8).reshape(1, 4)
+add("uint2_to_int2", u2, None, "uint2", np.where(u2 > 1, u2.astype(np.int16) - 4, u2).astype(np.int8), "int2")
+fp4 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+add("fp4e2m1_to_uint4", fp4, None, "float4e2m1", np.arange(16, dtype=np.uint8), "uint4")
+add("int4_to_fp4e2m1", n4.reshape(-1), None, "int4", np.concatenate([fp4[8:], fp4[:8]]), "float4e2m1")
 add("scalar", np.array(1.0, np.float32), np.int32)
 cases += [
     error_case("width_differs", "bitcast", [shape_only("float32", [2])], "(32 bits) but target_type=double_type has 64",
