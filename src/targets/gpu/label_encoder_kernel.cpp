@@ -67,7 +67,7 @@ const gpu_lowering_registrar label_encoder_lowering{{
     [](const instruction& ins) {
         const auto* op = ins.get_operator().get_if<ops::label_encoder>();
         return op && op->key_type != dtype::string && op->value_type != dtype::string &&
-               standard_or_empty(ins.get_shape());
+               ins.get_shape().standard();
     },
     lower_label_encoder,
 }};
