@@ -25,7 +25,7 @@ void expect_close(const argument& got, const argument& want) {
 }
 
 // Compiles `text` for cpu (-O) and ref (no passes) and compares on the same random inputs.
-std::vector<std::string> check_against_ref(const std::string& text, bool column_major = false) {
+executable_stats check_stats_against_ref(const std::string& text, bool column_major = false) {
     param_map in;
     program p = parse_text(text);
     std::size_t k = 0;
@@ -53,7 +53,11 @@ std::vector<std::string> check_against_ref(const std::string& text, bool column_
     auto want = ref->run(in);
     EXPECT_EQ(got.size(), want.size());
     for (std::size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i]);
-    return cpu->stats().placement;
+    return cpu->stats();
+}
+
+std::vector<std::string> check_against_ref(const std::string& text, bool column_major = false) {
+    return check_stats_against_ref(text, column_major).placement;
 }
 
 bool placed(const std::vector<std::string>& placement, const std::string& what) {
@@ -100,6 +104,42 @@ b = @param:b -> float_type, {16, 1, 1}
 )";
     auto placement = check_against_ref(text);
     EXPECT_TRUE(placed(placement, "onednn: 3 instructions")) << ::testing::PrintToString(placement);
+}
+
+// A convolution whose sum post-op adds a residual computed in the arena writes over it (the
+// residual is in dst already: no copy), unless the residual is read again, here as the
+// convolution's own input: then it gets a buffer of its own. The arena shows which.
+TEST(cpu_target, convolution_writes_over_its_residual_where_nothing_reads_it_after) {
+    const std::string head = R"(module: "main"
+x = @param:x -> float_type, {1, 16, 12, 12}
+w1 = @param:w1 -> float_type, {16, 16, 1, 1}
+w2 = @param:w2 -> float_type, {16, 16, 1, 1}
+w3 = @param:w3 -> float_type, {16, 16, 1, 1}
+@0 = convolution[padding={0, 0, 0, 0},stride={1, 1},dilation={1, 1},group=1](x,w1)
+@1 = relu(@0)
+)";
+    const std::size_t buffer = 16 * 12 * 12 * 4;   // a multiple of 256: buffers are adjacent
+    // r = relu(conv(x)); y = relu(conv(r)); z = relu(conv(y) + r) over r; pool(z) over y: two
+    // buffers. The sums feed poolings, which read the convolutions' channels-last (a returned
+    // result would be reordered out of a dst of the kernel's own).
+    auto in_place = check_stats_against_ref(head + R"(@2 = convolution[padding={0, 0, 0, 0},stride={1, 1},dilation={1, 1},group=1](@1,w2)
+@3 = relu(@2)
+@4 = convolution[padding={0, 0, 0, 0},stride={1, 1},dilation={1, 1},group=1](@3,w3)
+@5 = add(@4,@1)
+@6 = relu(@5)
+@7 = pooling[mode=max,padding={0, 0, 0, 0},stride={2, 2},lengths={2, 2},dilations={1, 1},ceil_mode=false,count_include_pad=false,lp_order=2,global=false](@6)
+@8 = @return(@7)
+)");
+    EXPECT_TRUE(placed(in_place.placement, "onednn: 4 instructions")) << ::testing::PrintToString(in_place.placement);
+    EXPECT_EQ(in_place.arena_bytes, 2 * buffer);   // apart: 3
+    // conv(r) + r: r is the convolution's input while it writes, so the result needs its own.
+    auto apart = check_stats_against_ref(head + R"(@2 = convolution[padding={0, 0, 0, 0},stride={1, 1},dilation={1, 1},group=1](@1,w2)
+@3 = add(@2,@1)
+@4 = pooling[mode=max,padding={0, 0, 0, 0},stride={2, 2},lengths={2, 2},dilations={1, 1},ceil_mode=false,count_include_pad=false,lp_order=2,global=false](@3)
+@5 = @return(@4)
+)");
+    EXPECT_TRUE(placed(apart.placement, "onednn: 3 instructions")) << ::testing::PrintToString(apart.placement);
+    EXPECT_EQ(apart.arena_bytes, 2 * buffer);   // over r: 1 and the pool's
 }
 
 // An observer sees the blocked intermediates of a convolution chain as logical tensors: every

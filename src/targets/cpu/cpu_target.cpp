@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <map>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/target.hpp"
@@ -85,7 +86,7 @@ public:
         for (const auto& ins : prog_.main()) ctx_.position[&ins] = pos++;
         std::map<std::string, std::map<std::string, std::size_t>> placed;   // where -> op -> count
         std::size_t small = 0;
-        kernel_factory factory = [&](const instruction& ins) {
+        auto make = [&](const instruction& ins) {
             // A primitive runs with the threads it was created with.
             int threads = ctx_.threads > 1 && work(ins) < parallel_work ? 1 : static_cast<int>(ctx_.threads);
             omp_set_num_threads(threads);
@@ -103,10 +104,20 @@ public:
             if (k.run) placed[k.where][std::string(ins.name())]++;
             else if (is_computing(ins) && !is_view(ins)) placed["reference computes"][std::string(ins.name())]++;
             if (k.run) ++stats_.kernels;
-            return k.run;
+            return k;
+        };
+        // main's kernels first, so that their layouts are settled (keep_blocked_layouts) before
+        // the memory plan asks which of them accumulate onto an input in place.
+        std::unordered_map<const instruction*, cpu_kernel> main_kernels;
+        for (const auto& ins : prog_.main())
+            if (!ins.get_operator().traits().builtin) main_kernels[&ins] = make(ins);
+        keep_blocked_layouts(prog_.main(), ctx_);
+        kernel_factory factory = [&](const instruction& ins) {
+            auto it = main_kernels.find(&ins);
+            if (it == main_kernels.end()) return target_kernel{make(ins).run};   // a fused region's body
+            return target_kernel{std::move(it->second.run), accumulates_in_place(ins, ctx_)};
         };
         exec_ = std::make_unique<program_executor>(prog_, factory);
-        keep_blocked_layouts(prog_.main(), ctx_);
         ctx_.pointwise.build();
         stats_.cache_hits = ctx_.pointwise.cache_hits();
         stats_.arena_bytes = exec_->arena_bytes();
