@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
+#include "../core/expect_error.hpp"
 #include "core/error.hpp"
 #include "core/random.hpp"
 #include "core/target.hpp"
@@ -140,6 +142,29 @@ w3 = @param:w3 -> float_type, {16, 16, 1, 1}
 )");
     EXPECT_TRUE(placed(apart.placement, "onednn: 3 instructions")) << ::testing::PrintToString(apart.placement);
     EXPECT_EQ(apart.arena_bytes, 2 * buffer);   // over r: 1 and the pool's
+}
+
+// KILN_CPU_PARALLEL_WORK (debugging: measuring the threshold) decides which kernels run on one
+// thread of a larger pool: 0 none, a huge number all; a malformed value is an error naming it.
+TEST(cpu_target, parallel_work_threshold_comes_from_the_environment) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {1, 16, 12, 12}
+w = @param:w -> float_type, {16, 16, 3, 3}
+@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w)
+@1 = relu(@0)
+@2 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@1,w)
+@3 = @return(@2)
+)";
+    auto first_line = [&](const char* value) {
+        setenv("KILN_CPU_PARALLEL_WORK", value, 1);
+        auto exe = make_target("cpu")->compile(parse_text(text), {.threads = 2});
+        unsetenv("KILN_CPU_PARALLEL_WORK");
+        return exe->stats().placement.at(0);
+    };
+    EXPECT_EQ(first_line("0"), "2 threads");
+    EXPECT_EQ(first_line("1e12"), "2 threads (2 small kernels on 1)");
+    expect_error([&] { first_line("fast"); }, "KILN_CPU_PARALLEL_WORK expects a number of multiply-adds (e.g. 2e5), got 'fast'");
+    unsetenv("KILN_CPU_PARALLEL_WORK");
 }
 
 // An observer sees the blocked intermediates of a convolution chain as logical tensors: every

@@ -6,6 +6,8 @@
 // OpenMP pool (oneDNN's) of opts.threads threads.
 #include <omp.h>
 
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -39,14 +41,24 @@ bool is_view(const instruction& ins) {
 // encoder, most of mobilenet_v2's) was chosen on a busy machine with the pool sleeping at once at
 // barriers; with the short spin the driver sets (GOMP_SPINCOUNT=1000) and a quiet machine, 1M
 // gives mobilenet_v2 at 2 threads 4.9 ms against 5.3 (decoder and encoder the same).
-constexpr double parallel_work = 1e6;
+// KILN_CPU_PARALLEL_WORK sets it, for measuring another threshold on a quiet machine (debugging
+// only: docs/driver.md).
+double parallel_work() {
+    const char* v = std::getenv("KILN_CPU_PARALLEL_WORK");
+    if (v == nullptr) return 1e6;
+    char* end = nullptr;
+    double n = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(n >= 0))
+        fail("KILN_CPU_PARALLEL_WORK expects a number of multiply-adds (e.g. 2e5), got '", v, "'");
+    return n;
+}
 
 // Multiply-adds of a contraction (or elements touched by anything else), to tell small kernels.
 double work(const instruction& ins) {
     auto sized = [](const shape& s) { return !s.dynamic() && !s.is_tuple(); };
     bool known = sized(ins.get_shape());
     for (auto i : ins.inputs()) known = known && sized(i->get_shape());
-    if (!known) return parallel_work;   // no kernel takes these; the reference runs them
+    if (!known) return std::numeric_limits<double>::infinity();   // no kernel takes these; the reference runs them
     const instruction* c = &ins;
     if (ins.get_operator().get_if<ops::fused_epilogue>() && !ins.module_inputs().empty())
         for (const auto& b : *ins.module_inputs()[0])
@@ -86,9 +98,10 @@ public:
         for (const auto& ins : prog_.main()) ctx_.position[&ins] = pos++;
         std::map<std::string, std::map<std::string, std::size_t>> placed;   // where -> op -> count
         std::size_t small = 0;
+        const double small_work = parallel_work();
         auto make = [&](const instruction& ins) {
             // A primitive runs with the threads it was created with.
-            int threads = ctx_.threads > 1 && work(ins) < parallel_work ? 1 : static_cast<int>(ctx_.threads);
+            int threads = ctx_.threads > 1 && work(ins) < small_work ? 1 : static_cast<int>(ctx_.threads);
             omp_set_num_threads(threads);
             cpu_kernel k = make_cpu_kernel(ins, ctx_);
             omp_set_num_threads(static_cast<int>(ctx_.threads));
