@@ -37,15 +37,18 @@ bool is_view(const instruction& ins) {
 }
 
 // Below this much work a kernel runs on the calling thread alone: waking the pool's other threads
-// for it costs more than they save. About 20 us on one core. 8M (every kernel of the BERT-like
+// for it costs more than they save. 8M (every kernel of the BERT-like
 // encoder, most of mobilenet_v2's) was chosen on a busy machine with the pool sleeping at once at
 // barriers; with the short spin the driver sets (GOMP_SPINCOUNT=1000) and a quiet machine, 1M
-// gives mobilenet_v2 at 2 threads 4.9 ms against 5.3 (decoder and encoder the same).
+// gives mobilenet_v2 at 2 threads 4.9 ms against 5.3 (decoder and encoder the same). 2e5 (~5 us
+// of work) at load ~1.5, 2 threads: mobilenet_v2 4.1-4.7 -> 3.8-3.9 ms, the encoder 0.77-1.00 ->
+// 0.62-0.70 (mixing one- and two-thread kernels let the second thread fall asleep between them);
+// under contention it costs more (the encoder 2.2 -> 3.1 ms at load 2-3): docs/performance.md.
 // KILN_CPU_PARALLEL_WORK sets it, for measuring another threshold on a quiet machine (debugging
 // only: docs/driver.md).
 double parallel_work() {
     const char* v = std::getenv("KILN_CPU_PARALLEL_WORK");
-    if (v == nullptr) return 1e6;
+    if (v == nullptr) return 2e5;
     char* end = nullptr;
     double n = std::strtod(v, &end);
     if (end == v || *end != '\0' || !(n >= 0))
