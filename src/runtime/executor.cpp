@@ -77,10 +77,15 @@ struct program_executor::module_state {
             return evaluate(sub, in);   // control flow's bodies
         };
         std::unordered_map<const instruction*, std::size_t> pos;
+        in_place_inputs overwrites;
         for (const auto& ins : m) {
             pos[&ins] = steps.size();
             step s{&ins, {}, {}, {}, {}, {}};
-            if (kernels && *kernels && !ins.get_operator().traits().builtin) s.kernel = (*kernels)(ins);
+            if (kernels && *kernels && !ins.get_operator().traits().builtin) {
+                target_kernel k = (*kernels)(ins);
+                s.kernel = std::move(k.run);
+                if (s.kernel && k.overwrites >= 0) overwrites[&ins] = static_cast<std::size_t>(k.overwrites);
+            }
             for (auto in : ins.inputs()) s.inputs.push_back(pos.at(&*in));
             s.args.resize(s.inputs.size());
             if (ins.is_param()) params.push_back(steps.size());
@@ -94,7 +99,7 @@ struct program_executor::module_state {
             return;
         }
         try {
-            lay_out(plan_memory(m));
+            lay_out(plan_memory(m, overwrites));
         } catch (const error& e) {
             report = std::string("not planned: ") + e.what();
         }

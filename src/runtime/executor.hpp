@@ -30,8 +30,16 @@ namespace kiln {
 // A target's compute for one instruction: writes its result (standard layout, every element)
 // into `out`, which the memory plan placed; `args` are its inputs.
 using host_kernel = std::function<void(std::span<const argument> args, const argument& out)>;
-// The kernel for an instruction, or an empty one to run its reference compute.
-using kernel_factory = std::function<host_kernel(const instruction& ins)>;
+// A target's kernel for one instruction (empty: its reference compute runs). `overwrites`: the
+// input the kernel may write its result over, because it reads each element of that input only
+// to accumulate onto the same element of the result (a convolution's sum post-op adding the
+// residual in dst); -1: none. The memory plan puts the result in that input's buffer where the
+// input has no later use (plan_memory's in_place_inputs); the kernel must work either way.
+struct target_kernel {
+    host_kernel run;
+    int overwrites = -1;
+};
+using kernel_factory = std::function<target_kernel(const instruction& ins)>;
 
 class program_executor {
 public:

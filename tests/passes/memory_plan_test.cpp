@@ -75,6 +75,34 @@ TEST(memory_plan, no_in_place_when_the_input_is_read_later_or_through_a_view) {
     EXPECT_EQ(r.plan.in_place, 1u);
 }
 
+// A target's kernel that accumulates onto one input (a sum post-op) names it: the result goes over
+// that input when the input is last read there and by no other input of the instruction. Checked
+// by the checker only: the reference dot reads its whole input, so running it would fail.
+TEST(memory_plan, a_kernel_named_input_is_written_over_only_when_read_once_and_last) {
+    auto plan_with = [](const std::string& body, std::size_t input) {
+        planned r{parse_text(cat("x = @param:x -> float_type, {64, 64}\n", body)), {}};
+        in_place_inputs overwrites;
+        for (const auto& ins : r.p.main())
+            if (ins.name() == "dot" && ins.inputs()[input]->name() != "@param") overwrites[&ins] = input;
+        r.plan = plan_memory(r.p.main(), overwrites);
+        check_memory_plan(r.p.main(), r.plan, overwrites);
+        return r;
+    };
+    auto over = plan_with("@0 = neg(x)\n@1 = dot(x,@0)\n@2 = @return(@1)\n", 1);
+    EXPECT_EQ(over.plan.in_place, 1u);
+    EXPECT_EQ(over.offset("dot"), over.offset("neg"));
+    // Without the kernel's word the same plan is an overlap of two live buffers.
+    expect_error([&] { check_memory_plan(over.p.main(), over.plan); }, "are both live at instruction 2");
+    // Read by the other input too, directly or through a view, or read later: a buffer of its own.
+    for (const char* body : {"@0 = neg(x)\n@1 = dot(@0,@0)\n@2 = @return(@1)\n",
+                             "@0 = neg(x)\n@1 = transpose[permutation={1, 0}](@0)\n@2 = dot(@1,@0)\n@3 = @return(@2)\n",
+                             "@0 = neg(x)\n@1 = dot(x,@0)\n@2 = add(@1,@0)\n@3 = @return(@2)\n"}) {
+        SCOPED_TRACE(body);
+        auto apart = plan_with(body, 1);
+        EXPECT_NE(apart.offset("dot"), apart.offset("neg"));
+    }
+}
+
 TEST(memory_plan, views_keep_their_input_alive_and_returns_live_to_the_end) {
     auto r = plan_and_check(
         "@0 = dot(x,x)\n"

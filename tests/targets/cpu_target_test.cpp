@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
+#include "../core/expect_error.hpp"
 #include "core/error.hpp"
 #include "core/random.hpp"
 #include "core/target.hpp"
@@ -58,6 +60,65 @@ b = @param:b -> float_type, {16, 1, 1}
 )";
     auto placement = check_against_ref(text);
     EXPECT_TRUE(placed(placement, "onednn: 3 instructions")) << ::testing::PrintToString(placement);
+}
+
+// A convolution whose sum post-op adds a residual computed in the arena writes over it (the
+// residual is in dst already: no copy), unless the residual is read again, here as the
+// convolution's own input: then it gets a buffer of its own. The arena shows which.
+TEST(cpu_target, convolution_writes_over_its_residual_where_nothing_reads_it_after) {
+    const std::string head = R"(module: "main"
+x = @param:x -> float_type, {1, 16, 12, 12}
+w1 = @param:w1 -> float_type, {16, 16, 1, 1}
+w2 = @param:w2 -> float_type, {16, 16, 1, 1}
+w3 = @param:w3 -> float_type, {16, 16, 1, 1}
+@0 = convolution[padding={0, 0, 0, 0},stride={1, 1},dilation={1, 1},group=1](x,w1)
+@1 = relu(@0)
+)";
+    const std::size_t buffer = 16 * 12 * 12 * 4;   // a multiple of 256: buffers are adjacent
+    // r = relu(conv(x)); y = relu(conv(r)); z = relu(conv(y) + r) over r; pool(z) over y: two
+    // buffers. The sums feed poolings, which read the convolutions' channels-last (a returned
+    // result would be reordered out of a dst of the kernel's own).
+    auto in_place = check_stats_against_ref(head + R"(@2 = convolution[padding={0, 0, 0, 0},stride={1, 1},dilation={1, 1},group=1](@1,w2)
+@3 = relu(@2)
+@4 = convolution[padding={0, 0, 0, 0},stride={1, 1},dilation={1, 1},group=1](@3,w3)
+@5 = add(@4,@1)
+@6 = relu(@5)
+@7 = pooling[mode=max,padding={0, 0, 0, 0},stride={2, 2},lengths={2, 2},dilations={1, 1},ceil_mode=false,count_include_pad=false,lp_order=2,global=false](@6)
+@8 = @return(@7)
+)");
+    EXPECT_TRUE(placed(in_place.placement, "onednn: 4 instructions")) << ::testing::PrintToString(in_place.placement);
+    EXPECT_EQ(in_place.arena_bytes, 2 * buffer);   // apart: 3
+    // conv(r) + r: r is the convolution's input while it writes, so the result needs its own.
+    auto apart = check_stats_against_ref(head + R"(@2 = convolution[padding={0, 0, 0, 0},stride={1, 1},dilation={1, 1},group=1](@1,w2)
+@3 = add(@2,@1)
+@4 = pooling[mode=max,padding={0, 0, 0, 0},stride={2, 2},lengths={2, 2},dilations={1, 1},ceil_mode=false,count_include_pad=false,lp_order=2,global=false](@3)
+@5 = @return(@4)
+)");
+    EXPECT_TRUE(placed(apart.placement, "onednn: 3 instructions")) << ::testing::PrintToString(apart.placement);
+    EXPECT_EQ(apart.arena_bytes, 2 * buffer);   // over r: 1 and the pool's
+}
+
+// KILN_CPU_PARALLEL_WORK (debugging: measuring the threshold) decides which kernels run on one
+// thread of a larger pool: 0 none, a huge number all; a malformed value is an error naming it.
+TEST(cpu_target, parallel_work_threshold_comes_from_the_environment) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {1, 16, 12, 12}
+w = @param:w -> float_type, {16, 16, 3, 3}
+@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w)
+@1 = relu(@0)
+@2 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@1,w)
+@3 = @return(@2)
+)";
+    auto first_line = [&](const char* value) {
+        setenv("KILN_CPU_PARALLEL_WORK", value, 1);
+        auto exe = make_target("cpu")->compile(parse_text(text), {.threads = 2});
+        unsetenv("KILN_CPU_PARALLEL_WORK");
+        return exe->stats().placement.at(0);
+    };
+    EXPECT_EQ(first_line("0"), "2 threads");
+    EXPECT_EQ(first_line("1e12"), "2 threads (2 small kernels on 1)");
+    expect_error([&] { first_line("fast"); }, "KILN_CPU_PARALLEL_WORK expects a number of multiply-adds (e.g. 2e5), got 'fast'");
+    unsetenv("KILN_CPU_PARALLEL_WORK");
 }
 
 // An observer sees the blocked intermediates of a convolution chain as logical tensors: every

@@ -21,7 +21,7 @@ void expect_close(const argument& got, const argument& want) {
 }
 
 // Compiles `text` for cpu (-O) and ref (no passes) and compares on the same random inputs.
-std::vector<std::string> check_against_ref(const std::string& text, bool column_major) {
+executable_stats check_stats_against_ref(const std::string& text, bool column_major) {
     param_map in;
     program p = parse_text(text);
     std::size_t k = 0;
@@ -49,7 +49,11 @@ std::vector<std::string> check_against_ref(const std::string& text, bool column_
     auto want = ref->run(in);
     EXPECT_EQ(got.size(), want.size());
     for (std::size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i]);
-    return cpu->stats().placement;
+    return cpu->stats();
+}
+
+std::vector<std::string> check_against_ref(const std::string& text, bool column_major) {
+    return check_stats_against_ref(text, column_major).placement;
 }
 
 bool placed(const std::vector<std::string>& placement, const std::string& what) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/argument.hpp"
+#include "core/target.hpp"
 
 namespace kiln::cpu_test {
 
@@ -13,6 +14,8 @@ void expect_close(const argument& got, const argument& want);
 // Compiles `text` for cpu (-O) and ref (no passes) and compares on the same random inputs (seed 0;
 // column_major: 4-byte inputs of rank > 1 given in column-major layout); returns cpu's placement.
 std::vector<std::string> check_against_ref(const std::string& text, bool column_major = false);
+// The same, returning cpu's whole compile report.
+executable_stats check_stats_against_ref(const std::string& text, bool column_major = false);
 // `text` with every float_type made `type` (half_type, bf16_type), compared within that type's
 // tolerance on seeds 0 and 1; returns cpu's placement.
 std::vector<std::string> check_low_against_ref(std::string text, const std::string& type);

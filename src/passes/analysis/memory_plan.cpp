@@ -72,16 +72,32 @@ liveness analyse(const module& m) {
     return l;
 }
 
-// The input buffer a pointwise instruction may write its result over (see the header), or null.
-const instruction* in_place_input(const instruction& ins, const liveness& l) {
-    if (!ins.get_operator().traits().pointwise || l.root.at(&ins) != &ins) return nullptr;
+// Whether `ins` may write its result over input `x`: an arena buffer read directly (not through a
+// view), laid out as the result, whose last use is `ins`.
+bool may_overwrite(const instruction& ins, const instruction* x, const liveness& l) {
+    auto last = l.last_use.find(x);
+    if (l.root.at(x) != x || last == l.last_use.end() || last->second != l.index.at(&ins)) return false;
+    const shape& s = x->get_shape();
     const shape& out = ins.get_shape();
+    return s.lens() == out.lens() && s.strides() == out.strides() && s.type_bits() == out.type_bits();
+}
+
+// The input buffer an instruction may write its result over (see the header), or null.
+const instruction* in_place_input(const instruction& ins, const liveness& l, const in_place_inputs& overwrites) {
+    if (l.root.at(&ins) != &ins) return nullptr;
+    if (auto k = overwrites.find(&ins); k != overwrites.end()) {
+        // A kernel accumulating onto an input reads only that input from its buffer: another
+        // input in the same bytes (the same value, or a view of it) would be read after it is
+        // overwritten.
+        const instruction* x = &*ins.inputs().at(k->second);
+        for (std::size_t i = 0; i < ins.inputs().size(); ++i)
+            if (i != k->second && l.root.at(&*ins.inputs()[i]) == x) return nullptr;
+        return may_overwrite(ins, x, l) ? x : nullptr;
+    }
+    if (!ins.get_operator().traits().pointwise) return nullptr;
     for (auto in : ins.inputs()) {
         const instruction* x = &*in;
-        auto last = l.last_use.find(x);
-        if (l.root.at(x) != x || last == l.last_use.end() || last->second != l.index.at(&ins)) continue;
-        const shape& s = x->get_shape();
-        if (s.lens() != out.lens() || s.strides() != out.strides() || s.type_bits() != out.type_bits()) continue;
+        if (!may_overwrite(ins, x, l)) continue;
         bool read_through_view = std::any_of(ins.inputs().begin(), ins.inputs().end(),
                                              [&](instruction_ref o) { return &*o != x && l.root.at(&*o) == x; });
         if (!read_through_view) return x;
@@ -97,12 +113,12 @@ struct buffer {
 
 bool lifetimes_meet(std::size_t s1, std::size_t e1, std::size_t s2, std::size_t e2) { return s1 <= e2 && s2 <= e1; }
 
-std::vector<buffer> group_buffers(const liveness& l, std::size_t& in_place) {
+std::vector<buffer> group_buffers(const liveness& l, const in_place_inputs& overwrites, std::size_t& in_place) {
     std::vector<buffer> bufs;
     std::unordered_map<const instruction*, std::size_t> group;
     for (const instruction* b : l.buffers) {
         std::size_t k = l.index.at(b), end = l.last_use.at(b);
-        if (const instruction* x = in_place_input(*b, l)) {
+        if (const instruction* x = in_place_input(*b, l, overwrites)) {
             buffer& g = bufs[group.at(x)];
             g.end = std::max(g.end, end);
             g.members.push_back(b);
@@ -148,11 +164,11 @@ std::size_t tuple_element_offset(const shape& tuple, std::size_t i) {
     return align_up(n, buffer_alignment(subs[i].type()));
 }
 
-memory_plan plan_memory(const module& m) {
+memory_plan plan_memory(const module& m, const in_place_inputs& overwrites) {
     liveness l = analyse(m);
     memory_plan plan;
     for (const instruction* b : l.buffers) plan.intermediate_bytes += buffer_bytes(b->get_shape());
-    std::vector<buffer> bufs = group_buffers(l, plan.in_place);
+    std::vector<buffer> bufs = group_buffers(l, overwrites, plan.in_place);
     place(bufs);
     for (const auto& b : bufs) {
         for (const instruction* ins : b.members) plan.offsets[ins] = b.offset;
@@ -168,7 +184,7 @@ std::string memory_plan::report() const {
     return cat("arena ", arena_bytes, " bytes (sum of intermediates ", intermediate_bytes, " bytes, ", buf, ")");
 }
 
-void check_memory_plan(const module& m, const memory_plan& plan) {
+void check_memory_plan(const module& m, const memory_plan& plan, const in_place_inputs& overwrites) {
     liveness l = analyse(m);
     auto offset_of = [&](const instruction* b) {
         auto it = plan.offsets.find(b);
@@ -189,7 +205,7 @@ void check_memory_plan(const module& m, const memory_plan& plan) {
             if (ea <= ob || eb <= oa || oa == ea || ob == eb) continue;
             std::size_t sb = l.index.at(b);
             if (!lifetimes_meet(l.index.at(a), l.last_use.at(a), sb, l.last_use.at(b))) continue;
-            if (in_place_input(*b, l) == a) continue;
+            if (in_place_input(*b, l, overwrites) == a) continue;
             fail("memory plan: ", describe(m, *a), " and ", describe(m, *b), " are both live at instruction ", sb,
                  " but share arena bytes [", std::max(oa, ob), ", ", std::min(ea, eb), ")");
         }

@@ -6,8 +6,11 @@
 // OpenMP pool (oneDNN's) of opts.threads threads.
 #include <omp.h>
 
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/target.hpp"
@@ -35,18 +38,31 @@ bool is_view(const instruction& ins) {
 }
 
 // Below this much work a kernel runs on the calling thread alone: waking the pool's other threads
-// for it costs more than they save. About 20 us on one core. 8M (every kernel of the BERT-like
+// for it costs more than they save. 8M (every kernel of the BERT-like
 // encoder, most of mobilenet_v2's) was chosen on a busy machine with the pool sleeping at once at
 // barriers; with the short spin the driver sets (GOMP_SPINCOUNT=1000) and a quiet machine, 1M
-// gives mobilenet_v2 at 2 threads 4.9 ms against 5.3 (decoder and encoder the same).
-constexpr double parallel_work = 1e6;
+// gives mobilenet_v2 at 2 threads 4.9 ms against 5.3 (decoder and encoder the same). 2e5 (~5 us
+// of work) at load ~1.5, 2 threads: mobilenet_v2 4.1-4.7 -> 3.8-3.9 ms, the encoder 0.77-1.00 ->
+// 0.62-0.70 (mixing one- and two-thread kernels let the second thread fall asleep between them);
+// under contention it costs more (the encoder 2.2 -> 3.1 ms at load 2-3): docs/performance.md.
+// KILN_CPU_PARALLEL_WORK sets it, for measuring another threshold on a quiet machine (debugging
+// only: docs/driver.md).
+double parallel_work() {
+    const char* v = std::getenv("KILN_CPU_PARALLEL_WORK");
+    if (v == nullptr) return 2e5;
+    char* end = nullptr;
+    double n = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(n >= 0))
+        fail("KILN_CPU_PARALLEL_WORK expects a number of multiply-adds (e.g. 2e5), got '", v, "'");
+    return n;
+}
 
 // Multiply-adds of a contraction (or elements touched by anything else), to tell small kernels.
 double work(const instruction& ins) {
     auto sized = [](const shape& s) { return !s.dynamic() && !s.is_tuple(); };
     bool known = sized(ins.get_shape());
     for (auto i : ins.inputs()) known = known && sized(i->get_shape());
-    if (!known) return parallel_work;   // no kernel takes these; the reference runs them
+    if (!known) return std::numeric_limits<double>::infinity();   // no kernel takes these; the reference runs them
     const instruction* c = &ins;
     if (ins.get_operator().get_if<ops::fused_epilogue>() && !ins.module_inputs().empty())
         for (const auto& b : *ins.module_inputs()[0])
@@ -120,9 +136,10 @@ public:
         std::map<std::string, std::map<std::string, std::size_t>> placed;   // where -> op -> count
         std::size_t small = 0;
         ref_compute_report on_ref;
-        kernel_factory factory = [&](const instruction& ins) {
+        const double small_work = parallel_work();
+        auto make = [&](const instruction& ins) {
             // A primitive runs with the threads it was created with.
-            int threads = ctx_.threads > 1 && work(ins) < parallel_work ? 1 : static_cast<int>(ctx_.threads);
+            int threads = ctx_.threads > 1 && work(ins) < small_work ? 1 : static_cast<int>(ctx_.threads);
             omp_set_num_threads(threads);
             cpu_kernel k = make_cpu_kernel(ins, ctx_);
             omp_set_num_threads(static_cast<int>(ctx_.threads));
@@ -140,10 +157,20 @@ public:
             else if (auto at = ctx_.position.find(&ins); at != ctx_.position.end() && is_computing(ins) && !is_view(ins))
                 on_ref.add(ins, at->second);
             if (k.run) ++stats_.kernels;
-            return k.run;
+            return k;
+        };
+        // main's kernels first, so that their layouts are settled (keep_blocked_layouts) before
+        // the memory plan asks which of them accumulate onto an input in place.
+        std::unordered_map<const instruction*, cpu_kernel> main_kernels;
+        for (const auto& ins : prog_.main())
+            if (!ins.get_operator().traits().builtin) main_kernels[&ins] = make(ins);
+        keep_blocked_layouts(prog_.main(), ctx_);
+        kernel_factory factory = [&](const instruction& ins) {
+            auto it = main_kernels.find(&ins);
+            if (it == main_kernels.end()) return target_kernel{make(ins).run};   // a fused region's body
+            return target_kernel{std::move(it->second.run), accumulates_in_place(ins, ctx_)};
         };
         exec_ = std::make_unique<program_executor>(prog_, factory);
-        keep_blocked_layouts(prog_.main(), ctx_);
         ctx_.pointwise.build();
         stats_.cache_hits = ctx_.pointwise.cache_hits();
         stats_.arena_bytes = exec_->arena_bytes();

@@ -92,6 +92,10 @@ host_kernel onednn_attention_kernel(const ops::attention& op, const instruction&
 // every user of a result is a primitive reading it in that layout, and the layout fits its buffer.
 // Then the arena holds that result in oneDNN's layout: only those primitives read it.
 void keep_blocked_layouts(const module& m, cpu_context& ctx);
+// The input a oneDNN kernel's sum post-op accumulates onto, where the primitive writes its result
+// straight into its planned buffer in the layout it reads that input in: the memory plan may then
+// put the result over the input, and the residual is in dst without a copy. -1 otherwise.
+int accumulates_in_place(const instruction& ins, const cpu_context& ctx);
 // An instruction's value as kiln's layout: `value` itself, or, where keep_blocked_layouts left the
 // instruction writing a blocked layout, a copy reordered from it (for observers: verify, dumps).
 argument logical_value(cpu_context& ctx, const instruction& ins, const argument& value);

@@ -159,6 +159,15 @@ public:
         from_inner_.reset();
         direct_ = true;
     }
+    // The argument the sum post-op accumulates onto, where the primitive writes the planned buffer
+    // in the layout it reads that argument in (accumulates_in_place); -1 otherwise.
+    // Not where the primitive reads it as an operand too (conv(r) + r, one argument of the region).
+    int accumulates_onto() const {
+        if (sum_arg_ < 0 || from_inner_ || sum_user_.get_desc() != out_inner_.get_desc()) return -1;
+        for (const auto& o : inputs_)
+            if (o.arg == sum_arg_) return -1;
+        return sum_arg_;
+    }
     // Whether argument `arg` can be read in layout `d` without a reorder (every use of it).
     bool reads_as(int arg, const memory::desc& d) const {
         bool used = false;
@@ -196,7 +205,8 @@ public:
         }
         out_user_.set_data_handle(out.data());
         if (direct_) out_inner_.set_data_handle(out.data());
-        if (sum_copy_) {
+        // Planned over the residual, dst holds it already.
+        if (sum_copy_ && !(args[sum_arg_].data() == out.data() && accumulates_onto() >= 0)) {
             sum_user_.set_data_handle(args[sum_arg_].data());
             sum_copy_->execute(s, sum_user_, out_inner_);
         }
@@ -568,6 +578,11 @@ void keep_blocked_layouts(const module& m, cpu_context& ctx) {
             for (std::size_t i = 0; i < user->inputs().size(); ++i)
                 if (&*user->inputs()[i] == &ins) kernels.at(&*user)->read_blocked(static_cast<int>(i), d);
     }
+}
+
+int accumulates_in_place(const instruction& ins, const cpu_context& ctx) {
+    auto k = ctx.dnnl->kernels.find(&ins);
+    return k == ctx.dnnl->kernels.end() ? -1 : k->second->accumulates_onto();
 }
 
 argument logical_value(cpu_context& ctx, const instruction& ins, const argument& value) {
