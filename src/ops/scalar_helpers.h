@@ -98,11 +98,17 @@ template <class C> KILN_SCALAR bool kiln_isinf(C x, bool detect_positive, bool d
 }
 
 // Unary numeric, bool and integer ops.
+// Integers wrap as ref's do: abs and neg of the most negative value give that value back (in
+// long long, -x of INT64_MIN would be undefined).
 template <class C> KILN_SCALAR C kiln_abs(C x) {
     if constexpr (!kiln_is_signed<C>::value) return x;
-    else return x < C(0) ? -x : x;
+    else if constexpr (kiln_is_float<C>::value) return x < C(0) ? -x : x;
+    else return x < C(0) ? kiln_wrap_sub(C(0), x) : x;
 }
-template <class C> KILN_SCALAR C kiln_neg(C x) { return -x; }
+template <class C> KILN_SCALAR C kiln_neg(C x) {
+    if constexpr (kiln_is_float<C>::value) return -x;
+    else return kiln_wrap_sub(C(0), x);
+}
 template <class C> KILN_SCALAR C kiln_sign(C x) { return x > C(0) ? C(1) : x < C(0) ? C(-1) : C(0); }
 template <class C> KILN_SCALAR C kiln_relu(C x) { return x > C(0) || x != x ? x : C(0); }   // NaN passes through
 KILN_SCALAR bool kiln_logical_not(bool x) { return !x; }
