@@ -80,6 +80,44 @@ TEST(cpu_target, vectorised_math_matches_ref_in_float32) {
     }
 }
 
+// pow, whose vector variant is called on |x| with the sign set apart (scalar_helpers.h): every
+// sign of base and exponent, integer (odd, even, huge) and fractional exponents, zeros of both
+// signs, infinities and NaN, against ref in float32's tolerance.
+TEST(cpu_target, vectorised_pow_matches_ref_in_float32) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {65536}
+e = @param:e -> float_type, {65536}
+@0 = pow(x,e)
+@1 = @return(@0)
+)";
+    const float exponents[] = {3, 2, -3, -2, 0.5f, -1.5f, 0, -0.0f, 1, 7, 2.5f, 16777216.0f, 33554431.0f * 2,
+                               INFINITY, -INFINITY, NAN};
+    const float bases[] = {0.0f, -0.0f, 1, -1, INFINITY, -INFINITY, NAN, 1e-20f};
+    const std::size_t n = 65536;
+    argument x(shape(dtype::float32, std::vector<std::size_t>{n})), e(shape(dtype::float32, std::vector<std::size_t>{n}));
+    auto* xv = reinterpret_cast<float*>(x.data());
+    auto* ev = reinterpret_cast<float*>(e.data());
+    for (std::size_t i = 0; i < n; ++i) {
+        ev[i] = exponents[i % std::size(exponents)];
+        std::size_t k = i / std::size(exponents);
+        xv[i] = k < std::size(bases) ? bases[k] : static_cast<float>(-8 + 16.0 * static_cast<double>(i) / n);
+    }
+    auto exe = make_target("cpu")->compile(parse_text(text));
+    ASSERT_TRUE(placed(exe->stats().placement, "generated code: 1 instruction (pointwise 1)"))
+        << ::testing::PrintToString(exe->stats().placement);
+    param_map in{{"x", x}, {"e", e}};
+    auto g = to_doubles(exe->run(in)[0]);
+    auto w = to_doubles(make_target("ref")->compile(parse_text(text), {.optimize = false})->run(in)[0]);
+    for (std::size_t i = 0; i < n; ++i) {
+        SCOPED_TRACE(::testing::Message() << "pow(" << xv[i] << ", " << ev[i] << "): " << g[i] << ", ref " << w[i]);
+        if (std::isnan(w[i]) || std::isinf(w[i]) || w[i] == 0) {
+            ASSERT_TRUE(std::isnan(w[i]) ? std::isnan(g[i]) : g[i] == w[i] && std::signbit(g[i]) == std::signbit(w[i]));
+            continue;
+        }
+        ASSERT_LE(std::abs(g[i] - w[i]), 1e-6 + 1e-5 * std::abs(w[i]));
+    }
+}
+
 TEST(cpu_target, convolutions_with_residual_keep_blocked_layouts) {
     const std::string text = R"(module: "main"
 x = @param:x -> float_type, {1, 16, 12, 12}
