@@ -152,7 +152,7 @@ template <class C> KILN_SCALAR C kiln_pow(C a, C b) {
         bool integer = rint(b) == b;
         bool odd = integer & (rint(half) != half);   // infinities count as even
         C r = odd & signbit(a) ? -m : m;
-        return (a < C(0)) & !integer & !isinf(a) ? C(NAN) : r;
+        return (a < C(0)) & !integer & !isinf(a) ? C(0) / C(0) : r;   // NaN (NVRTC has no NAN macro)
     } else {
         if (b < C(0)) return a == C(1) || a == C(-1) ? (b % C(2) == C(0) ? C(1) : a) : C(0);
         C r = C(1);
