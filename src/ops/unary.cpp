@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace kiln::ops {
 
@@ -40,13 +41,22 @@ KILN_FLOAT_UNARY(softplus, x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std
 KILN_FLOAT_UNARY(hard_swish, x * std::clamp(x / 6 + C(0.5), C(0), C(1)))
 #undef KILN_FLOAT_UNARY
 
+// Signed integers wrap, two's complement: abs and neg of the most negative value give it back
+// (computed unsigned: -x of INT64_MIN is undefined; narrower types promote to int and wrap back).
+namespace {
+template <number C> C negate(C x) {
+    if constexpr (std::is_integral_v<C>) return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x));
+    else return -x;
+}
+}  // namespace
+
 template <number C> C abs::apply(C x) const {
     if constexpr (std::is_unsigned_v<C>) return x;
-    else return x < 0 ? -x : x;
+    else return x < 0 ? negate(x) : x;
 }
 KILN_REGISTER_OP(abs)
 
-template <number C> C neg::apply(C x) const { return -x; }
+template <number C> C neg::apply(C x) const { return negate(x); }
 KILN_REGISTER_OP(neg)
 
 template <number C> C sign::apply(C x) const { return x > 0 ? C(1) : x < 0 ? C(-1) : C(0); }

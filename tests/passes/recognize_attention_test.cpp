@@ -162,6 +162,48 @@ TEST(recognize_attention, declines_a_finite_fill) {
     EXPECT_EQ(count_ops(p, "attention"), 0u);
 }
 
+// As a program converted to float16 before -O has it (convert_precision keeps softmax in float32):
+// the scores converted up for the softmax, the probabilities rounded back down for the second
+// matmul. One float16 attention remains, no convert and no softmax.
+const std::string half_masked =
+    "q = @param:q -> half_type, {2, 2, 4, 8}, {64, 32, 8, 1}\n"
+    "k = @param:k -> half_type, {2, 2, 4, 8}, {64, 32, 8, 1}\n"
+    "v = @param:v -> half_type, {2, 2, 4, 8}, {64, 32, 8, 1}\n"
+    "mask = @param:mask -> half_type, {2, 1, 1, 4}, {4, 4, 4, 1}\n"
+    "@0 = transpose[permutation={0, 1, 3, 2}](k) -> half_type, {2, 2, 8, 4}, {64, 32, 1, 8}\n"
+    "@1 = dot(q, @0) -> half_type, {2, 2, 4, 4}, {32, 16, 4, 1}\n"
+    "@2 = @literal{2.828427} -> half_type, {}, {}\n"
+    "@3 = div(@1, @2) -> half_type, {2, 2, 4, 4}, {32, 16, 4, 1}\n"
+    "@4 = add(@3, mask) -> half_type, {2, 2, 4, 4}, {32, 16, 4, 1}\n"
+    "@5 = convert[target_type=float_type,saturate=false](@4) -> " SC "\n"
+    "@6 = softmax[axis=-1](@5) -> " SC "\n"
+    "@7 = convert[target_type=half_type,saturate=false](@6) -> half_type, {2, 2, 4, 4}, {32, 16, 4, 1}\n"
+    "@8 = dot(@7, v) -> half_type, {2, 2, 4, 8}, {64, 32, 8, 1}\n"
+    "@9 = @return(@8)\n";
+
+TEST(recognize_attention, sees_through_the_converts_around_a_float32_softmax) {
+    program p = run_and_check("module: \"main\"\n" + half_masked, {recognize_patterns{}}, 2e-2);
+    EXPECT_EQ(count_ops(p, "attention"), 1u);
+    EXPECT_EQ(count_ops(p, "convert"), 0u);
+    EXPECT_EQ(count_ops(p, "softmax"), 0u);
+    EXPECT_NEAR(scale_of(p), 1 / 2.828427, 1e-3);
+}
+
+// Scores in bfloat16 converted up, the probabilities rounded to float16 for a float16 v: not one
+// attention of one type, so nothing changes.
+TEST(recognize_attention, declines_converts_between_other_types) {
+    std::string text = half_masked;
+    for (auto at = text.find("half_type"); at != std::string::npos; at = text.find("half_type", at))
+        text.replace(at, 9, "bf16_type");
+    for (std::string line : {"v = @param", "@7 = convert", "@8 = dot"})
+        for (auto at = text.find("bf16_type", text.find(line)); at < text.find('\n', text.find(line));
+             at = text.find("bf16_type", at))
+            text.replace(at, 9, "half_type");
+    program p = run_and_check("module: \"main\"\n" + text, {recognize_patterns{}}, 2e-2);
+    EXPECT_EQ(count_ops(p, "attention"), 0u);
+    EXPECT_EQ(count_ops(p, "softmax"), 1u);
+}
+
 // The probabilities are also returned (as models that output attention weights do): attention
 // would recompute them, so nothing changes but the softmax.
 TEST(recognize_attention, declines_when_probabilities_have_another_user) {

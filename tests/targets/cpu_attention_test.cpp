@@ -19,7 +19,7 @@ using namespace cpu_test;
 
 // The variants: causal with an offset, softcap, bool and float masks that broadcast, grouped-query
 // heads (q 4 heads over k/v 2), a bool mask with rows of no key at all (zeros, as ref), batches of
-// grouped heads with 4-dim masks.
+// grouped heads with 4-dim masks, long sequences with a per-head mask.
 struct attention_variant {
     const char* attrs;
     const char* q;
@@ -37,6 +37,8 @@ const attention_variant attention_variants[] = {
         {"scale=0,is_causal=false,causal_offset=0,softcap=0", "{2, 6, 3, 8}", "{2, 1, 7, 8}", "bool_type, {7}"},
         {"scale=0,is_causal=false,causal_offset=0,softcap=0", "{2, 4, 5, 8}", "{2, 2, 7, 8}", "float_type, {2, 4, 5, 7}"},
         {"scale=0,is_causal=true,causal_offset=1,softcap=0", "{3, 4, 5, 8}", "{3, 2, 7, 8}", "bool_type, {3, 1, 5, 7}"},
+        // float16 tiles of one key/value head: two heads' float buffers exceed the tile budget.
+        {"scale=0,is_causal=false,causal_offset=0,softcap=0", "{1, 4, 256, 8}", "{1, 2, 300, 8}", "float_type, {1, 4, 256, 300}"},
 };
 
 std::string attention_text(const attention_variant& v, const std::string& type) {
@@ -61,7 +63,8 @@ TEST(cpu_target, attention_variants_on_onednn) {
 // The same variants in float16 and bfloat16 on random inputs (seeds 0 and 1), against ref (which
 // computes in double and rounds the result) within the type's tolerance: bf16 through oneDNN's
 // bf16 matmuls where the CPU has AVX512-BF16, float16 (and bf16 elsewhere) as the float kernel
-// over tiles of one batch entry and key/value head. None on the reference compute.
+// over tiles of one batch entry and its key/value heads (all of them in one tile, or one a tile in
+// the last variant). None on the reference compute.
 TEST(cpu_target, attention_variants_in_float16_and_bfloat16) {
     for (const char* type : {"half_type", "bf16_type"}) {
         bool half = std::string(type) == "half_type";

@@ -10,6 +10,10 @@
 // batch dims (no broadcasting) and be rank 4 ([B, H, S, D]) or rank 3 ([B*H, S, D], given a
 // leading 1 by unsqueeze views and squeezed back after). The mask must broadcast to the scores
 // (the add keeps their shape), and the softmax result must feed only the second matmul.
+// A program converted to float16/bfloat16 before recognition (convert_precision keeps softmax in
+// float32) reads convert(softmax(convert(scores) to float32)) to the low type @ v: the same
+// attention, whose op computes the scores and softmax in float and rounds the probabilities to
+// the type for the second matmul (the written-out form also rounds the scores to the type first).
 // One difference remains by design: a query row whose mask removes every key gives NaN (or, for a
 // finite fill, the mean of v) written out, zeros from the op. Causal masks never remove a row.
 #include <algorithm>
@@ -118,13 +122,27 @@ instruction_ref lift(rewriter& r, instruction_ref x) {
 
 // softmax(scale * (q @ kT) [+ mask]) @ v -> attention[scale](q, k, v[, mask])
 rule attention() {
-    return {"attention", match::op("dot", match::op("softmax").bind("p").used_once(), match::any("v")),
+    auto softmax = match::op("softmax").bind("p").used_once();
+    auto rounded = match::op("convert", softmax).bind("down").used_once();
+    return {"attention", match::op("dot", match::any_of({softmax, rounded}), match::any("v")),
             [](rewriter& r, const bindings& b) {
                 auto p = b["p"], v = b["v"];
                 auto axis = p->get_operator().get<ops::softmax>().axis;
-                auto sc = read_scores(p->inputs().front());
+                auto s = p->inputs().front();
+                std::vector<instruction_ref> converts;
+                if (b.has("down")) {   // float32 softmax of scores converted up from v's type, rounded back down
+                    auto up = s;
+                    if (up->name() != "convert" || up->outputs().size() != 1 || p->get_shape().type() != dtype::float32 ||
+                        up->inputs()[0]->get_shape().type() != v->get_shape().type() ||
+                        b["down"]->get_shape().type() != v->get_shape().type())
+                        return false;
+                    s = up->inputs()[0];
+                    converts = {up, b["down"]};
+                }
+                auto sc = read_scores(s);
                 if ((axis != -1 && axis != static_cast<std::int64_t>(p->get_shape().ndim()) - 1) || !sc) return false;
                 if (!shapes_map(sc->q->get_shape(), sc->kt->get_shape(), v->get_shape())) return false;
+                sc->inner.insert(sc->inner.end(), converts.begin(), converts.end());
                 // An added mask has the scores' type by the add's own rules; a where's condition is bool.
                 if (sc->mask && (*sc->mask)->get_shape().dynamic()) return false;
                 sc->inner.push_back(p);

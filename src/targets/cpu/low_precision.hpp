@@ -3,8 +3,8 @@
 // contract (src/ops/scalar_helpers.h): float for float32, float16 and bfloat16, 64-bit integers
 // for integers, bool. A value is loaded up, each op's result brought back to its element type (a
 // float16/bfloat16 rounded, a narrower integer wrapped, as ref computes each op in its type), and
-// stored down: bfloat16 by a shift and a rounding add (which vectorise), float16 as _Float16
-// (F16C; why in pointwise_codegen.cpp).
+// stored down: bfloat16 by a shift and a rounding add, float16 by integer and float operations
+// on its bits (both vectorise; why not F16C in pointwise_codegen.cpp).
 #pragma once
 #include <string>
 
@@ -14,6 +14,8 @@ namespace kiln::cpu_codegen {
 
 // The C helpers the expressions below call, compiled into every library of generated code.
 extern const char* const low_precision_helpers;
+// Declarations that let the generated loops call libm's vector variants (libmvec).
+extern const char* const vector_math;
 
 inline bool float_kind(dtype t) { return t == dtype::float32 || t == dtype::float16 || t == dtype::bfloat16; }
 // Whole-byte integers: 8 to 64 bits, signed or not.
@@ -25,7 +27,6 @@ inline bool generated_type(dtype t) { return float_kind(t) || integer_kind(t) ||
 inline std::string c_type(dtype t) {
     switch (t) {
     case dtype::float32: return "float";
-    case dtype::float16: return "_Float16";
     case dtype::int8: return "signed char";
     case dtype::int16: return "short";
     case dtype::int32: return "int";
@@ -34,7 +35,7 @@ inline std::string c_type(dtype t) {
     case dtype::uint32: return "unsigned";
     case dtype::uint64: return "unsigned long long";
     case dtype::bool_: return "bool";
-    default: return "unsigned short";   // bfloat16, uint16
+    default: return "unsigned short";   // float16 and bfloat16 as their bits, uint16
     }
 }
 // The type computed in.
@@ -46,7 +47,7 @@ inline std::string value_type(dtype t) {
 // Element `e` of memory of type t, in its compute type.
 inline std::string load(dtype t, const std::string& e) {
     if (t == dtype::float32 || t == dtype::bool_) return e;
-    if (t == dtype::float16) return "(float)" + e;
+    if (t == dtype::float16) return "kiln_ld_f16(" + e + ")";
     if (t == dtype::bfloat16) return "kiln_ld_bf16(" + e + ")";
     return "(" + value_type(t) + ")" + e;
 }
@@ -62,7 +63,7 @@ inline std::string round_to(dtype t, const std::string& e) {
 // A computed `e` as type t, for a store.
 inline std::string store(dtype t, const std::string& e) {
     if (t == dtype::float32) return e;
-    if (t == dtype::float16) return "(_Float16)" + e;
+    if (t == dtype::float16) return "kiln_st_f16(" + e + ")";
     if (t == dtype::bfloat16) return "kiln_st_bf16(" + e + ")";
     return "(" + c_type(t) + ")(" + e + ")";
 }

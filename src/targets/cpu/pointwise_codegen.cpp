@@ -79,11 +79,17 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
     const auto& out = ins.get_shape().lens();
     auto params = body.parameters();
     std::unordered_map<const instruction*, std::string> names;
+    // An op's float16/bfloat16 result before its rounding: storing it rounds the same
+    // (rounding twice to one type is rounding once), so the returned value's rounding is left
+    // to its store (a float16 rounding costs as much as its store).
+    std::unordered_map<const instruction*, std::string> unrounded;
     std::string loads, code;
     for (const auto& b : body) {
         if (b.is_return()) {
             if (b.inputs().size() != 1) return "";
-            code += "            y[o * INNER + i] = " + store(ins.get_shape().type(), names.at(&*b.inputs()[0])) + ";\n";
+            const instruction* r = &*b.inputs()[0];
+            code += "            y[o * INNER + i] = " +
+                    store(ins.get_shape().type(), unrounded.contains(r) ? unrounded.at(r) : names.at(r)) + ";\n";
             break;
         }
         if (!generated_type(b.get_shape().type()) || b.get_shape().dynamic() || raises_on_integers(b)) return "";
@@ -141,6 +147,11 @@ std::string generate(const instruction& ins, const std::string& fn, std::vector<
         }
         if (!e) return "";
         std::string value = float_kind(t) ? "float(" + *e + ")" : *e;
+        if (t == dtype::float16 || t == dtype::bfloat16) {   // named before its rounding
+            code += "            const " + value_type(t) + " " + name + "u = " + value + ";\n";
+            unrounded[&b] = name + "u";
+            value = name + "u";
+        }
         code += "            const " + value_type(t) + " " + name + " = " + round_to(t, value) + ";\n";
         names[&b] = name;
     }
@@ -216,11 +227,14 @@ std::string generate_rms_norm(const instruction& ins, const std::string& fn, std
 
 }  // namespace
 
-// float16 through _Float16, whose conversions are F16C's vcvtph2ps/vcvtps2ph. GCC 12 vectorises
-// no _Float16 conversion on a CPU without AVX512-FP16, so a float16 region's loop stays scalar.
-// Conversions by bit operations that GCC does vectorise were measured: as fast in a loop of
-// arithmetic, 6x slower in one calling libm (exp, erf: such a call keeps the loop scalar for every
-// type), so F16C's one instruction stays.
+// float16 as its bits, converted by integer and float operations that GCC vectorises: GCC 12
+// vectorises no _Float16 conversion on a CPU without AVX512-FP16 (F16C's vcvtph2ps is scalar
+// there), and a region that calls libm's vector functions (vector_math below) would stay scalar
+// on the conversions alone. Each is exact (tests/targets/cpu_low_precision_test.cpp; all 2^32
+// floats checked against F16C when written): a load rebases the exponent by a multiply by 2^112,
+// which also normalises subnormals; a store and a rounding round to nearest even, subnormal
+// results through an add of 0.5 (whose ulp is float16's smallest subnormal); NaN stays NaN
+// (quieted, payload kept as F16C keeps it), overflow goes to infinity.
 const char* const cpu_codegen::low_precision_helpers = R"(
 static inline float kiln_ld_bf16(unsigned short b) { unsigned u = (unsigned)b << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }
 static inline unsigned short kiln_st_bf16(float f) {
@@ -230,7 +244,59 @@ static inline unsigned short kiln_st_bf16(float f) {
     return (unsigned short)(u >> 16);
 }
 static inline float kiln_rd_bf16(float f) { return kiln_ld_bf16(kiln_st_bf16(f)); }
-static inline float kiln_rd_f16(float f) { return (float)(_Float16)f; }
+static inline float kiln_ld_f16(unsigned short h) {
+    unsigned em = h & 0x7fffu, u = em << 13, r;
+    float f; __builtin_memcpy(&f, &u, 4);
+    f *= 0x1p112f;
+    __builtin_memcpy(&r, &f, 4);
+    r = em >= 0x7c00u ? (u | 0x7f800000u) : r;
+    r |= (unsigned)(h & 0x8000u) << 16;
+    __builtin_memcpy(&f, &r, 4);
+    return f;
+}
+static inline unsigned short kiln_st_f16(float f) {
+    unsigned u, a, sb; __builtin_memcpy(&u, &f, 4);
+    a = u & 0x7fffffffu;
+    float af; __builtin_memcpy(&af, &a, 4);
+    float sub = af + 0.5f; __builtin_memcpy(&sb, &sub, 4);
+    unsigned normal = (a + 0xc8000fffu + ((a >> 13) & 1u)) >> 13;   // exponent rebased by (15 - 127) << 23
+    unsigned nan = 0x7e00u | ((a >> 13) & 0x3ffu);
+    unsigned r = a > 0x7f800000u ? nan : a >= 0x477ff000u ? 0x7c00u : a < 0x38800000u ? sb - 0x3f000000u : normal;
+    return (unsigned short)(r | ((u >> 16) & 0x8000u));
+}
+static inline float kiln_rd_f16(float f) {
+    unsigned u, a, sb; __builtin_memcpy(&u, &f, 4);
+    a = u & 0x7fffffffu;
+    float af; __builtin_memcpy(&af, &a, 4);
+    float sub = (af + 0.5f) - 0.5f; __builtin_memcpy(&sb, &sub, 4);
+    unsigned normal = (a + 0xfffu + ((a >> 13) & 1u)) & ~0x1fffu;
+    unsigned r = a > 0x7f800000u ? a : a >= 0x477ff000u ? 0x7f800000u : a < 0x38800000u ? sb : normal;
+    r |= u & 0x80000000u;
+    __builtin_memcpy(&f, &r, 4);
+    return f;
+}
+)";
+
+// The float functions of libm that the scalar helpers call, declared with vector variants so that
+// GCC's `omp simd` loops call glibc's libmvec (_ZGVeN16v_expf: AVX-512, 16 lanes; _ZGVdN8v_expf
+// under -march=x86-64-v3) instead of keeping the loop scalar, as it does without -ffast-math
+// (glibc's <math.h> declares them only under __FAST_MATH__). Not -ffast-math itself: the
+// NaN/infinity semantics of the helpers must hold. libmvec's float variants against libm in
+// double, every 37th float bit pattern: at most 4.0 ulp (erff; expf 2.5, logf 3.9, tanf 3.8,
+// tanhf 1.4; powf 0.6 on 40M pairs), within float32's test tolerance (rtol 1e-5, ~80 ulp). x86_64 only: the variants'
+// names follow the x86_64 vector ABI and libmvec exists there on every glibc since 2.22.
+const char* const cpu_codegen::vector_math = R"(
+#if defined(__x86_64__)
+extern "C" {
+#define KILN_VECTOR(f) _Pragma("omp declare simd notinbranch") float f(float);
+KILN_VECTOR(expf) KILN_VECTOR(logf) KILN_VECTOR(sinf) KILN_VECTOR(cosf) KILN_VECTOR(tanf) KILN_VECTOR(asinf)
+KILN_VECTOR(acosf) KILN_VECTOR(atanf) KILN_VECTOR(sinhf) KILN_VECTOR(coshf) KILN_VECTOR(tanhf) KILN_VECTOR(asinhf)
+KILN_VECTOR(acoshf) KILN_VECTOR(atanhf) KILN_VECTOR(erff) KILN_VECTOR(log1pf) KILN_VECTOR(expm1f)
+#undef KILN_VECTOR
+#pragma omp declare simd notinbranch
+float powf(float, float);
+}
+#endif
 )";
 
 pointwise_library::~pointwise_library() {
@@ -284,13 +350,23 @@ std::string isa_flags() {
     return "-mcpu=native";
 #endif
 }
+// The libraries the generated code links: libmvec for the vector variants vector_math declares.
+std::string libs() {
+#if defined(__x86_64__)
+    return " -lmvec -lm";
+#else
+    return "";
+#endif
+}
 }  // namespace
 
 // Compiles every region added into one library (or finds it in the cache) and binds them.
 bool pointwise_library::build() {
     if (regions_.empty()) return false;
-    std::string flags = "-std=c++17 -O3 " + isa_flags() + " -fopenmp -shared -fPIC";
-    std::string src = std::string(scalar_helpers_source) + cpu_codegen::low_precision_helpers + "\n" + source_;
+    // -fno-math-errno: nothing reads errno, and with it GCC wraps some libm calls (powf) in
+    // control flow that keeps the loop scalar; no value changes (unlike -ffast-math).
+    std::string flags = "-std=c++17 -O3 " + isa_flags() + " -fno-math-errno -fopenmp -shared -fPIC";
+    std::string src = std::string(scalar_helpers_source) + cpu_codegen::vector_math + cpu_codegen::low_precision_helpers + "\n" + source_;
     std::size_t h = std::hash<std::string>{}(src + flags);
     const char* home = std::getenv("HOME");
     std::filesystem::path dir = std::getenv("KILN_CACHE_DIR") ? std::getenv("KILN_CACHE_DIR")
@@ -301,7 +377,7 @@ bool pointwise_library::build() {
         auto tmp = dir / (std::to_string(h) + "." + std::to_string(getpid()) + ".cpp");
         std::ofstream(tmp) << src;
         auto partial = dir / (std::to_string(h) + "." + std::to_string(getpid()) + ".so");
-        std::string cmd = "c++ " + flags + " -o '" + partial.string() + "' '" + tmp.string() + "' 2>'" + tmp.string() + ".log'";
+        std::string cmd = "c++ " + flags + " -o '" + partial.string() + "' '" + tmp.string() + "'" + libs() + " 2>'" + tmp.string() + ".log'";
         int rc = std::system(cmd.c_str());
         if (rc != 0) {
             std::ifstream log(tmp.string() + ".log");
