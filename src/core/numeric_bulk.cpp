@@ -12,6 +12,7 @@
 #include "core/numeric.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define KILN_X86 1
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_epi32(), which its own
@@ -115,7 +116,10 @@ simd_level best_simd_level() {
     static const simd_level best = [] {
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx512f")) return simd_level::avx512;
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return simd_level::avx2;
+        // F16C from cpuid: clang 14's __builtin_cpu_supports has no "f16c".
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+        if (__builtin_cpu_supports("avx2") && f16c) return simd_level::avx2;
         return simd_level::scalar;
     }();
     return best;

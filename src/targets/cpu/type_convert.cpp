@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/numeric_bulk.hpp"
 #include "targets/cpu/type_convert.hpp"
 
 namespace kiln {
@@ -48,11 +49,7 @@ void f32_to_bf16(const float* s, std::uint16_t* d, std::size_t n) {
 }
 
 bool has_f16c() {
-    static const bool yes = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-    }();
-    return yes;
+    return best_simd_level() != simd_level::scalar;   // AVX2 with F16C, or AVX-512
 }
 
 // Whether convert_elements takes from -> to on this CPU (float16 needs F16C).
