@@ -3,6 +3,7 @@
 // conversions; layout changes stay on oneDNN's jitted reorders.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -14,19 +15,29 @@ namespace {
 
 constexpr std::size_t parallel_elements = 1 << 16;   // below this the pool's wake-up costs more
 
-__attribute__((target("avx2,f16c"))) void f16_to_f32(const std::uint16_t* s, float* d, std::size_t n) {
-#pragma omp parallel for if (n >= parallel_elements)
+__attribute__((target("avx2,f16c"))) void f16_to_f32_block(const std::uint16_t* s, float* d, std::size_t n) {
     for (std::size_t i = 0; i < n / 8 * 8; i += 8)
         _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
     for (std::size_t i = n / 8 * 8; i < n; ++i) d[i] = _cvtsh_ss(s[i]);
 }
 
-__attribute__((target("avx2,f16c"))) void f32_to_f16(const float* s, std::uint16_t* d, std::size_t n) {
-#pragma omp parallel for if (n >= parallel_elements)
+__attribute__((target("avx2,f16c"))) void f32_to_f16_block(const float* s, std::uint16_t* d, std::size_t n) {
     for (std::size_t i = 0; i < n / 8 * 8; i += 8)
         _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
     for (std::size_t i = n / 8 * 8; i < n; ++i) d[i] = _cvtss_sh(s[i], _MM_FROUND_TO_NEAREST_INT);
 }
+
+// The vector code lives in the blocks: clang outlines an OpenMP loop's body into a function
+// without the caller's target attribute, where AVX intrinsics do not compile.
+template <class From, class To>
+void in_blocks(const From* s, To* d, std::size_t n, void (*block)(const From*, To*, std::size_t)) {
+    constexpr std::size_t chunk = 1 << 13;
+#pragma omp parallel for if (n >= parallel_elements)
+    for (std::size_t i = 0; i < n; i += chunk) block(s + i, d + i, std::min(chunk, n - i));
+}
+
+void f16_to_f32(const std::uint16_t* s, float* d, std::size_t n) { in_blocks(s, d, n, f16_to_f32_block); }
+void f32_to_f16(const float* s, std::uint16_t* d, std::size_t n) { in_blocks(s, d, n, f32_to_f16_block); }
 
 // bfloat16 is the high half of a float: these loops vectorise as they are.
 void bf16_to_f32(const std::uint16_t* s, float* d, std::size_t n) {
