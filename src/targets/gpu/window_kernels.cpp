@@ -1,6 +1,7 @@
 // Generated kernels for pooling (one output element per thread, its window's taps unrolled over
-// baked geometry) and attention (one block per query row: scores in shared memory, softmax,
-// then the weighted sum of values; fp32 accumulation).
+// baked geometry) and the attention the flash kernel does not take (flash_attention.hpp: float32,
+// other head sizes): one block per query row, scores in shared memory, softmax, then the
+// weighted sum of values; fp32 accumulation.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "ops/pooling.hpp"
 #include "ops/window.hpp"
 #include "targets/gpu/body_kernel.hpp"
+#include "targets/gpu/flash_attention.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -140,8 +142,8 @@ const gpu_lowering_registrar pooling_lowering{{
     [](const instruction& ins) { return ins.get_operator().get_if<ops::pooling>() != nullptr; },
     [](lowering_context& ctx, const instruction& ins) { lower_pooling(ctx, ins); }}};
 const gpu_lowering_registrar attention_lowering{{
-    "attention (generated kernel)",
-    [](const instruction& ins) { return ins.get_operator().get_if<ops::attention>() != nullptr; },
+    "attention (generated kernel, one block per query row)",
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::attention>() != nullptr && !flash_attention_takes(ins); },
     [](lowering_context& ctx, const instruction& ins) { lower_attention(ctx, ins); }}};
 
 }  // namespace

@@ -1,0 +1,234 @@
+// Flash attention for float16/bfloat16 (sm_80 and later): one block of WARPS warps takes 16 query
+// rows per warp of one (batch, head); key/value tiles of BC rows pass through shared memory, the
+// warp's scores Q·Kᵀ and its sum P·V run on the tensor cores (mma.sync m16n8k16, fp32
+// accumulation), and the softmax is online in fp32 (a running max and sum per row), so the score
+// matrix never leaves registers. The generated source gives the problem as a configuration:
+//   struct cfg {
+//       typedef kiln::half T;      // q, k, v and y (half or bf16)
+//       typedef bool M;            // the mask's element type (bool, or T for an additive mask)
+//       static constexpr int WARPS, BC, D, DV, MASK;   // MASK: 0 none, 1 additive, 2 bool
+//       static constexpr long long B, H, S, HKV, SKV, CAUSAL_OFFSET;
+//       static constexpr bool CAUSAL, VEC;  // VEC: q, k, v rows are unit-stride and 16-byte aligned
+//       static constexpr float SCALE, SOFTCAP;
+//       static constexpr long long QB, QH, QS, QD, KB, KH, KS, KD, VB, VH, VS, VD, YB, YH, YS, YD,
+//                                  MB, MH, MS, MJ;   // element strides (0 where a mask broadcasts)
+//   };
+// Self-contained PTX (no CUDA headers), like the rest of the device library.
+#pragma once
+#include "kiln_types.cuh"
+
+namespace kiln {
+namespace flash {
+
+__device__ __forceinline__ u32 smem_address(const void* p) {
+    u32 a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+// Four 8x8 b16 matrices from shared memory; lanes 8i..8i+7 give matrix i's row addresses.
+__device__ __forceinline__ void ldsm_x4(u32 (&r)[4], const u16* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_address(p)));
+}
+__device__ __forceinline__ void ldsm_x4_trans(u32 (&r)[4], const u16* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_address(p)));
+}
+
+// c += a (16x16, row major) * b (16x8, column major), fp32 accumulation.
+template <class T> struct mma;
+template <> struct mma<half> {
+    static __device__ __forceinline__ void run(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+    // Two floats as the type's pair, lo in the low half (round to nearest even).
+    static __device__ __forceinline__ u32 pack(float lo, float hi) {
+        u32 r;
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+        return r;
+    }
+};
+template <> struct mma<bf16> {
+    static __device__ __forceinline__ void run(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+    static __device__ __forceinline__ u32 pack(float lo, float hi) {
+        u32 r;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+        return r;
+    }
+};
+
+struct __align__(16) chunk { u32 x, y, z, w; };
+
+// Rows [first, first + ROWS) of a [rows, W] operand (row stride RS, column stride CS) into shared
+// memory with pitch P; rows at or past `limit` are zeros (tails). VEC: 16-byte loads.
+template <int ROWS, int W, int P, bool VEC, long long RS, long long CS, class T>
+__device__ __forceinline__ void load_rows(u16* dst, const T* src, long long first, long long limit) {
+    const u16* s = reinterpret_cast<const u16*>(src);
+    if constexpr (VEC) {
+        constexpr int CH = W / 8;
+        for (int c = threadIdx.x; c < ROWS * CH; c += blockDim.x) {
+            const int r = c / CH, col = (c % CH) * 8;
+            chunk x = {0, 0, 0, 0};
+            if (first + r < limit) x = *reinterpret_cast<const chunk*>(s + (first + r) * RS + col);
+            *reinterpret_cast<chunk*>(dst + r * P + col) = x;
+        }
+    } else {
+        for (int c = threadIdx.x; c < ROWS * W; c += blockDim.x) {
+            const int r = c / W, col = c % W;
+            dst[r * P + col] = first + r < limit ? s[(first + r) * RS + col * CS] : u16(0);
+        }
+    }
+}
+
+template <class C>
+__device__ __forceinline__ void attention(typename C::T* __restrict__ y, const typename C::T* __restrict__ q,
+                                          const typename C::T* __restrict__ k, const typename C::T* __restrict__ v,
+                                          const typename C::M* __restrict__ mask) {
+    typedef typename C::T T;
+    typedef mma<T> op;
+    constexpr int BR = 16 * C::WARPS, BC = C::BC, D = C::D, DV = C::DV;
+    // Rows padded by 16 bytes: ldmatrix's eight row addresses then fall in distinct banks.
+    constexpr int QP = D + 8, KP = D + 8, VP = DV + 8;
+    constexpr long long TILES = (C::S + BR - 1) / BR, GROUP = C::H / C::HKV;
+    const float NEG_INF = -__int_as_float(0x7f800000);
+    constexpr float LOG2E = 1.4426950408889634f;
+    __shared__ __align__(16) u16 sq[BR * QP];
+    __shared__ __align__(16) u16 sk[BC * KP];
+    __shared__ __align__(16) u16 sv[BC * VP];
+
+    // The heaviest causal tiles (the last query rows) first.
+    const long long tile = TILES - 1 - static_cast<long long>(blockIdx.x % TILES);
+    const long long bh = blockIdx.x / TILES, h = bh % C::H, b = bh / C::H, kvh = h / GROUP;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
+    const long long row0 = tile * BR;
+    const T* qb = q + b * C::QB + h * C::QH;
+    const T* kb = k + b * C::KB + kvh * C::KH;
+    const T* vb = v + b * C::VB + kvh * C::VH;
+
+    load_rows<BR, D, QP, C::VEC, C::QS, C::QD>(sq, qb, row0, C::S);
+    __syncthreads();
+    u32 qf[D / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) ldsm_x4(qf[kk], sq + (warp * 16 + lane % 16) * QP + kk * 16 + (lane / 16) * 8);
+
+    // This thread's two query rows: g and g + 8 of the warp's sixteen.
+    const long long rows[2] = {row0 + warp * 16 + g, row0 + warp * 16 + g + 8};
+    float o[DV / 8][4];
+#pragma unroll
+    for (int n = 0; n < DV / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+    float top[2] = {NEG_INF, NEG_INF}, sum[2] = {0.0f, 0.0f};
+
+    long long keys = C::SKV;
+    if (C::CAUSAL) {   // no key past the block's last row's limit
+        const long long last = (row0 + BR < C::S ? row0 + BR : C::S) - 1 + C::CAUSAL_OFFSET + 1;
+        keys = last < keys ? (last > 0 ? last : 0) : keys;
+    }
+    for (long long kt = 0; kt < keys; kt += BC) {
+        __syncthreads();   // the previous tile is consumed
+        load_rows<BC, D, KP, C::VEC, C::KS, C::KD>(sk, kb, kt, C::SKV);
+        load_rows<BC, DV, VP, C::VEC, C::VS, C::VD>(sv, vb, kt, C::SKV);
+        __syncthreads();
+
+        float s[BC / 8][4];
+#pragma unroll
+        for (int n = 0; n < BC / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+#pragma unroll
+            for (int np = 0; np < BC / 16; ++np) {
+                u32 f[4];
+                ldsm_x4(f, sk + (np * 16 + lane % 8 + (lane / 16) * 8) * KP + kk * 16 + ((lane / 8) % 2) * 8);
+                op::run(s[2 * np], qf[kk], f[0], f[1]);
+                op::run(s[2 * np + 1], qf[kk], f[2], f[3]);
+            }
+
+        // Logits (scale, softcap, mask, causal limit, tail keys), then the online softmax per row.
+        float tile_top[2] = {NEG_INF, NEG_INF};
+#pragma unroll
+        for (int n = 0; n < BC / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int r = e / 2;
+                const long long i = rows[r], j = kt + n * 8 + t4 * 2 + e % 2;
+                float x = s[n][e] * C::SCALE;
+                if constexpr (C::SOFTCAP > 0) x = C::SOFTCAP * tanhf(x / C::SOFTCAP);
+                if constexpr (C::MASK != 0) {
+                    if (i < C::S && j < C::SKV) {
+                        const auto m = mask[b * C::MB + h * C::MH + i * C::MS + j * C::MJ];
+                        if constexpr (C::MASK == 2) x = m ? x : NEG_INF;
+                        else x += static_cast<float>(load(m));
+                    }
+                }
+                if (j >= C::SKV || (C::CAUSAL && j > i + C::CAUSAL_OFFSET)) x = NEG_INF;
+                s[n][e] = x;
+                tile_top[r] = fmaxf(tile_top[r], x);
+            }
+        float base[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            tile_top[r] = fmaxf(tile_top[r], __shfl_xor_sync(0xffffffffu, tile_top[r], 1));
+            tile_top[r] = fmaxf(tile_top[r], __shfl_xor_sync(0xffffffffu, tile_top[r], 2));
+            const float next = fmaxf(top[r], tile_top[r]);
+            base[r] = next == NEG_INF ? 0.0f : next;   // a row with no key yet keeps zeros
+            const float alpha = exp2f((top[r] - base[r]) * LOG2E);
+            top[r] = next;
+            sum[r] *= alpha;
+#pragma unroll
+            for (int n = 0; n < DV / 8; ++n) {
+                o[n][2 * r] *= alpha;
+                o[n][2 * r + 1] *= alpha;
+            }
+        }
+#pragma unroll
+        for (int n = 0; n < BC / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                s[n][e] = exp2f((s[n][e] - base[e / 2]) * LOG2E);
+                sum[e / 2] += s[n][e];
+            }
+
+        // P·V: the score accumulators of two key octets are the A operand of sixteen keys.
+#pragma unroll
+        for (int kc = 0; kc < BC / 16; ++kc) {
+            const u32 a[4] = {op::pack(s[2 * kc][0], s[2 * kc][1]), op::pack(s[2 * kc][2], s[2 * kc][3]),
+                              op::pack(s[2 * kc + 1][0], s[2 * kc + 1][1]), op::pack(s[2 * kc + 1][2], s[2 * kc + 1][3])};
+#pragma unroll
+            for (int np = 0; np < DV / 16; ++np) {
+                u32 f[4];
+                ldsm_x4_trans(f, sv + (kc * 16 + lane % 8 + ((lane / 8) % 2) * 8) * VP + np * 16 + (lane / 16) * 8);
+                op::run(o[2 * np], a, f[0], f[1]);
+                op::run(o[2 * np + 1], a, f[2], f[3]);
+            }
+        }
+    }
+
+    T* yb = y + b * C::YB + h * C::YH;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        float total = sum[r];
+        total += __shfl_xor_sync(0xffffffffu, total, 1);
+        total += __shfl_xor_sync(0xffffffffu, total, 2);
+        const float inv = total > 0.0f ? 1.0f / total : 0.0f;
+        if (rows[r] >= C::S) continue;
+#pragma unroll
+        for (int n = 0; n < DV / 8; ++n) {
+            T* out = yb + rows[r] * C::YS + (n * 8 + t4 * 2) * C::YD;
+            if constexpr (C::YD == 1 && C::YS % 2 == 0 && C::YH % 2 == 0 && C::YB % 2 == 0) {
+                *reinterpret_cast<u32*>(out) = op::pack(o[n][2 * r] * inv, o[n][2 * r + 1] * inv);
+            } else {
+                store(out[0], o[n][2 * r] * inv);
+                store(out[C::YD], o[n][2 * r + 1] * inv);
+            }
+        }
+    }
+}
+
+}  // namespace flash
+}  // namespace kiln

@@ -1,0 +1,211 @@
+// The flash-attention kernel (targets/gpu/flash_attention.cpp): which attention it takes, that its
+// kernels compile for sm_90 without a device, and on the device its results against ref on fresh
+// random float16/bfloat16 inputs (the seed is printed; KILN_SEED repeats one) for the shapes of
+// BERT (additive padding mask), GPT-2 (causal), ViT (197 tokens, no mask) at batch 1 and 64 with
+// 12 heads of 64, and the variants: head size 128, bool masks, grouped-query heads, causal
+// offsets that leave rows without keys, softcap, sequence tails and strided operands.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "core/error.hpp"
+#include "core/random.hpp"
+#include "core/target.hpp"
+#include "core/text_parser.hpp"
+#include "targets/gpu/kernel_compiler.hpp"
+#include "targets/gpu/libraries.hpp"
+#include "targets/gpu/lowering.hpp"
+
+namespace kiln {
+namespace {
+
+std::uint64_t run_seed() {
+    static const std::uint64_t seed = []() -> std::uint64_t {
+        if (const char* s = std::getenv("KILN_SEED")) return std::strtoull(s, nullptr, 10);
+        return static_cast<std::uint64_t>(std::random_device{}());
+    }();
+    return seed;
+}
+
+enum class mask_kind { none, additive, boolean };
+
+struct problem {
+    const char* name;
+    std::size_t b, h, hkv, s, skv, d, dv;
+    mask_kind mask = mask_kind::none;
+    bool per_query_mask = false;   // [B, 1, S, Skv] instead of the padding mask [B, 1, 1, Skv]
+    bool causal = false;
+    std::int64_t offset = 0;
+    float softcap = 0;
+    bool sequence_first = false;   // q, k, v given as [B, S, H, D] and viewed as [B, H, S, D] (BERT)
+    bool columns_strided = false;  // q given as [B, H, D, S]: its head's elements are not adjacent
+};
+
+std::string lens(std::initializer_list<std::size_t> l) {
+    std::string r;
+    for (auto x : l) r += (r.empty() ? "" : ", ") + std::to_string(x);
+    return "{" + r + "}";
+}
+
+// The program: attention over parameters q, k, v (and mask), through transposes where asked.
+program make_program(const problem& p, dtype t, std::size_t batch) {
+    const std::string ty = t == dtype::float16 ? "half_type" : "bf16_type";
+    std::string text, q = "q", k = "k", v = "v";
+    if (p.sequence_first) {
+        text += cat("q = @param:q -> ", ty, ", ", lens({batch, p.s, p.h, p.d}), "\n",
+                    "k = @param:k -> ", ty, ", ", lens({batch, p.skv, p.hkv, p.d}), "\n",
+                    "v = @param:v -> ", ty, ", ", lens({batch, p.skv, p.hkv, p.dv}), "\n",
+                    "qt = transpose[permutation={0, 2, 1, 3}](q)\n", "kt = transpose[permutation={0, 2, 1, 3}](k)\n",
+                    "vt = transpose[permutation={0, 2, 1, 3}](v)\n");
+        q = "qt", k = "kt", v = "vt";
+    } else {
+        text += p.columns_strided
+                    ? cat("q = @param:q -> ", ty, ", ", lens({batch, p.h, p.d, p.s}), "\n",
+                          "qt = transpose[permutation={0, 1, 3, 2}](q)\n")
+                    : cat("q = @param:q -> ", ty, ", ", lens({batch, p.h, p.s, p.d}), "\n");
+        if (p.columns_strided) q = "qt";
+        text += cat("k = @param:k -> ", ty, ", ", lens({batch, p.hkv, p.skv, p.d}), "\n",
+                    "v = @param:v -> ", ty, ", ", lens({batch, p.hkv, p.skv, p.dv}), "\n");
+    }
+    std::string args = q + ", " + k + ", " + v;
+    if (p.mask != mask_kind::none) {
+        text += cat("mask = @param:mask -> ", p.mask == mask_kind::boolean ? "bool_type" : ty, ", ",
+                    lens({batch, 1, p.per_query_mask ? p.s : 1, p.skv}), "\n");
+        args += ", mask";
+    }
+    text += cat("y = attention[scale=0, is_causal=", p.causal ? "true" : "false", ", causal_offset=", p.offset,
+                ", softcap=", p.softcap, "](", args, ")\n", "r = @return(y)\n");
+    return parse_text(text);
+}
+
+const std::vector<problem>& problems() {
+    static const std::vector<problem> all = {
+        {"bert_b1", 1, 12, 12, 128, 128, 64, 64, mask_kind::additive, false, false, 0, 0, true},
+        {"bert_b64", 64, 12, 12, 128, 128, 64, 64, mask_kind::additive, false, false, 0, 0, true},
+        {"gpt2_b1", 1, 12, 12, 128, 128, 64, 64, mask_kind::none, false, true, 0, 0, true},
+        {"gpt2_b64", 64, 12, 12, 128, 128, 64, 64, mask_kind::none, false, true, 0, 0, true},
+        {"vit_b1", 1, 12, 12, 197, 197, 64, 64},
+        {"vit_b64", 64, 12, 12, 197, 197, 64, 64},
+        {"head_128_bool_mask", 2, 4, 4, 150, 150, 128, 128, mask_kind::boolean, true},
+        {"gqa_tails_additive_per_query", 2, 8, 2, 77, 50, 64, 64, mask_kind::additive, true},
+        {"kv_cache_causal_offset", 1, 4, 4, 40, 100, 64, 64, mask_kind::none, false, true, 60},
+        {"rows_without_keys", 1, 2, 2, 70, 70, 64, 64, mask_kind::none, false, true, -5},
+        {"softcap_dv_32", 1, 3, 3, 65, 33, 96, 32, mask_kind::none, false, false, 0, 30.0f},
+        {"strided_columns", 1, 2, 2, 40, 40, 64, 64, mask_kind::boolean, false, false, 0, 0, false, true},
+    };
+    return all;
+}
+
+bool takes_flash(const program& p) {
+    for (const auto& ins : p.main())
+        if (ins.name() == "attention") return std::string(gpu::find_lowering(ins)->what) == "attention (flash kernel)";
+    return false;
+}
+
+TEST(gpu_no_device, flash_attention_takes_float16_and_bfloat16_heads_of_16_to_128) {
+    for (const auto& p : problems())
+        for (dtype t : {dtype::float16, dtype::bfloat16}) EXPECT_TRUE(takes_flash(make_program(p, t, 1))) << p.name;
+    auto other = [](const char* head, const char* ty) {
+        return parse_text(cat("q = @param:q -> ", ty, ", {1, 2, 8, ", head, "}\nk = @param:k -> ", ty, ", {1, 2, 8, ", head,
+                              "}\nv = @param:v -> ", ty, ", {1, 2, 8, ", head, "}\ny = attention(q, k, v)\nr = @return(y)\n"));
+    };
+    EXPECT_FALSE(takes_flash(other("64", "float_type")));   // float32 keeps the row kernel
+    EXPECT_FALSE(takes_flash(other("40", "half_type")));    // not a multiple of 16
+    EXPECT_FALSE(takes_flash(other("256", "bf16_type")));   // beyond 128
+    EXPECT_TRUE(takes_flash(other("16", "half_type")));
+}
+
+TEST(gpu_no_device, flash_attention_kernels_compile_for_sm_90) {
+    gpu::library_handles libs(nullptr);
+    std::size_t compiled = 0;
+    for (const auto& p : problems())
+        for (dtype t : {dtype::float16, dtype::bfloat16}) {
+            program prog = make_program(p, t, p.b);
+            alignas(256) static std::byte fake[256];
+            gpu::lowering_context ctx(prog.main(), libs, [](const instruction&) { return fake; }, false);
+            for (const auto& ins : prog.main())
+                if (ins.name() == "attention") gpu::find_lowering(ins)->lower(ctx, ins);
+            ASSERT_EQ(ctx.sources.size(), 1u) << p.name;
+            EXPECT_NO_THROW(gpu::compile_to_cubin(ctx.sources[0], {"sm_90", true, false, {}})) << p.name;
+            ++compiled;
+        }
+    std::printf("compiled %zu flash-attention kernels\n", compiled);
+}
+
+// Batch entry `i` of every input of a batch-first program.
+param_map batch_entry(const param_map& in, std::size_t i) {
+    param_map r;
+    for (const auto& [name, a] : in) {
+        const auto& l = a.get_shape().lens();
+        std::vector<std::size_t> one(l.begin(), l.end());
+        one[0] = 1;
+        argument e(shape(a.get_shape().type(), one));
+        std::size_t bytes = e.get_shape().bytes();
+        std::memcpy(e.data(), static_cast<const std::byte*>(a.data()) + i * bytes, bytes);
+        r[name] = e;
+    }
+    return r;
+}
+
+// Relative L2 error and the largest error relative to the largest |want|.
+std::pair<double, double> errors(const argument& got, const argument& want) {
+    auto g = to_doubles(got), w = to_doubles(want);
+    double num = 0, den = 0, worst = 0, top = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) {
+        num += (g[i] - w[i]) * (g[i] - w[i]);
+        den += w[i] * w[i];
+        worst = std::max(worst, std::abs(g[i] - w[i]));
+        top = std::max(top, std::abs(w[i]));
+    }
+    return {std::sqrt(num / std::max(den, 1e-30)), worst / std::max(top, 1e-30)};
+}
+
+class gpu_flash_attention : public ::testing::TestWithParam<std::tuple<problem, dtype>> {};
+
+TEST_P(gpu_flash_attention, matches_ref) {
+    const auto& [p, t] = GetParam();
+    SCOPED_TRACE(cat("seed ", run_seed(), ", ", dtype_name(t)));
+    program prog = make_program(p, t, p.b);
+    ASSERT_TRUE(takes_flash(prog));
+    param_map in;
+    std::size_t index = 0;
+    for (const auto& name : prog.main().parameter_names()) {
+        const shape& s = prog.main().get_parameter(name)->get_shape();
+        argument a = random_argument(s, run_seed(), index++);
+        // Sharper softmaxes than uniform [-1, 1] gives: q scaled by 4 (logits of about +-2), an
+        // additive mask of 0 or -10000 (BERT's padding) mixed with small values.
+        if (name == "q" || (name == "mask" && s.type() != dtype::bool_)) {
+            auto x = to_doubles(a);
+            for (std::size_t i = 0; i < x.size(); ++i) x[i] = name == "q" ? 4 * x[i] : (x[i] < -0.7 ? -10000.0 : x[i]);
+            a = from_doubles(s, x);
+        }
+        in[name] = a;
+    }
+    auto gpu = make_target("gpu")->compile(prog.clone());
+    argument got = gpu->run(in)[0].copy();
+    // ref in double on the first and last batch entries (all of them is minutes at batch 64).
+    program one = make_program(p, t, 1);
+    auto ref = make_target("ref")->compile(one.clone());
+    const double tol = t == dtype::float16 ? 2e-3 : 1.5e-2;
+    for (std::size_t b : {std::size_t{0}, p.b - 1}) {
+        argument want = ref->run(batch_entry(in, b))[0].copy();
+        argument mine = batch_entry({{"y", got}}, b).at("y");
+        auto [l2, worst] = errors(mine, want);
+        EXPECT_LT(l2, tol) << p.name << " batch entry " << b;
+        EXPECT_LT(worst, 8 * tol) << p.name << " batch entry " << b;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(shapes, gpu_flash_attention,
+                         ::testing::Combine(::testing::ValuesIn(problems()),
+                                            ::testing::Values(dtype::float16, dtype::bfloat16)),
+                         [](const auto& info) {
+                             return cat(std::get<0>(info.param).name, "_",
+                                        std::get<1>(info.param) == dtype::float16 ? "fp16" : "bf16");
+                         });
+
+}  // namespace
+}  // namespace kiln
