@@ -121,8 +121,8 @@ TEST(recognize_attention, after_a_written_out_softmax) {
 }
 
 // Causal masking as GPT-style models export it: where(keep, scores, -inf) over a lower-triangular
-// constant, and masked_fill's where(drop, lowest, scores) over the upper triangle. The mask is
-// kept as attention's bool mask (no row is fully masked, so the results agree exactly).
+// constant, and masked_fill's where(drop, lowest, scores) over the upper triangle. Both masks are
+// the causal band j <= i, so each becomes attention's own causal limit (no mask input).
 const std::string lower = "@literal{1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1} -> bool_type, {4, 4}, {4, 1}";
 const std::string upper = "@literal{0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0} -> bool_type, {4, 4}, {4, 1}";
 
@@ -146,6 +146,49 @@ TEST(recognize_attention, where_masks_keep_or_drop) {
         "@15 = @return(@8, @14)\n");
     EXPECT_EQ(count_ops(p, "attention"), 2u);
     EXPECT_EQ(count_ops(p, "where"), 0u);
+    for (const auto& ins : p.main())
+        if (ins.name() == "attention") {
+            EXPECT_EQ(ins.inputs().size(), 3u);
+            EXPECT_TRUE(ins.get_operator().attributes().at("is_causal").as_bool());
+            EXPECT_EQ(ins.get_operator().attributes().at("causal_offset").as_int(), 0);
+        }
+}
+
+// attention over a constant mask: a band j <= i + c shared by every batch and head becomes the
+// causal limit with offset c (here 3 queries after 2 cached keys, additive 0/-inf); a mask that
+// differs by batch, keeps a key after a dropped one, or adds a finite bias stays a mask.
+std::string masked_attention(const std::string& mask) {
+    return "q = @param:q -> float_type, {2, 2, 3, 8}, {48, 24, 8, 1}\n"
+           "k = @param:k -> float_type, {2, 2, 5, 8}, {80, 40, 8, 1}\n"
+           "v = @param:v -> float_type, {2, 2, 5, 8}, {80, 40, 8, 1}\n"
+           "@0 = " + mask + "\n"
+           "@1 = attention[scale=0.5](q, k, v, @0) -> float_type, {2, 2, 3, 8}, {48, 24, 8, 1}\n"
+           "@2 = @return(@1)\n";
+}
+
+TEST(recognize_attention, a_constant_causal_band_becomes_the_causal_limit) {
+    program p = recognize(masked_attention(
+        "@literal{0, 0, 0, -inf, -inf, 0, 0, 0, 0, -inf, 0, 0, 0, 0, 0} -> float_type, {1, 1, 3, 5}, {15, 15, 5, 1}"));
+    ASSERT_EQ(count_ops(p, "attention"), 1u);
+    for (const auto& ins : p.main())
+        if (ins.name() == "attention") {
+            EXPECT_EQ(ins.inputs().size(), 3u);
+            EXPECT_EQ(ins.get_operator().attributes().at("causal_offset").as_int(), 2);
+            EXPECT_NEAR(ins.get_operator().attributes().at("scale").as_float(), 0.5, 1e-7);
+        }
+    for (const char* mask : {
+             // batch 1 keeps one key more than batch 0
+             "@literal{1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1} -> "
+             "bool_type, {2, 1, 3, 5}, {15, 15, 5, 1}",
+             "@literal{1, 0, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1} -> bool_type, {3, 5}, {5, 1}",   // a gap
+             "@literal{0, 0, 0, -1, -inf, 0, 0, 0, 0, -inf, 0, 0, 0, 0, 0} -> float_type, {3, 5}, {5, 1}"}) {
+        program kept = recognize(masked_attention(mask));
+        for (const auto& ins : kept.main()) {
+            if (ins.name() == "attention") {
+                EXPECT_EQ(ins.inputs().size(), 4u) << mask;
+            }
+        }
+    }
 }
 
 // A fill of -10000 leaves weights of exp(-10000 - max), not exactly 0: not a mask.

@@ -16,10 +16,13 @@
 // the type for the second matmul (the written-out form also rounds the scores to the type first).
 // One difference remains by design: a query row whose mask removes every key gives NaN (or, for a
 // finite fill, the mean of v) written out, zeros from the op. Causal masks never remove a row.
+// A constant mask that is a causal band (keep j <= i + c for every batch and head, as GPT-2's
+// export has it) then becomes the op's own causal limit (is_causal, causal_offset = c).
 #include <algorithm>
 #include <numeric>
 
 #include "core/reflect.hpp"
+#include "ops/attention.hpp"
 #include "ops/softmax.hpp"
 #include "ops/views.hpp"
 #include "passes/recognize/recognize_rules.hpp"
@@ -157,8 +160,57 @@ rule attention() {
             }};
 }
 
+// The offset c when the constant mask `m`, broadcast to [.., S, Skv], keeps key j for query i exactly
+// when j <= i + c, the same band for every batch and head; nullopt otherwise. A bool mask keeps
+// where true; an additive one keeps where 0 and drops where it is -inf or a stand-in (<= -1e30).
+// Some row must keep part of the keys (a mask that keeps all or none is not a band).
+std::optional<std::int64_t> causal_band(instruction_ref m, std::size_t queries, std::size_t keys) {
+    const auto& lens = m->get_shape().lens();
+    if (lens.size() < 2 || lens[lens.size() - 2] != queries || lens.back() != keys) return std::nullopt;
+    if (std::any_of(lens.begin(), lens.end() - 2, [](std::size_t n) { return n != 1; })) return std::nullopt;
+    const bool flag = m->get_shape().type() == dtype::bool_;
+    auto v = literal_values(*m);
+    std::vector<std::int64_t> kept(queries, 0);
+    for (std::size_t i = 0; i < queries; ++i) {   // each row keeps a prefix of the keys
+        bool dropped = false;
+        for (std::size_t j = 0; j < keys; ++j) {
+            double x = v[i * keys + j];
+            bool keep = flag ? x != 0 : x == 0;
+            if ((!keep && !flag && x > -1e30) || (keep && dropped)) return std::nullopt;   // a finite bias, a gap
+            dropped = dropped || !keep;
+            kept[i] += keep;
+        }
+    }
+    std::optional<std::int64_t> c;
+    for (std::size_t i = 0; i < queries; ++i)
+        if (kept[i] > 0 && kept[i] < static_cast<std::int64_t>(keys)) c = kept[i] - 1 - static_cast<std::int64_t>(i);
+    if (!c) return std::nullopt;
+    for (std::size_t i = 0; i < queries; ++i) {
+        std::int64_t want = std::clamp<std::int64_t>(static_cast<std::int64_t>(i) + *c + 1, 0, static_cast<std::int64_t>(keys));
+        if (kept[i] != want) return std::nullopt;
+    }
+    return c;
+}
+
+// attention(q, k, v, m) with a constant causal band m (keep j <= i + c) -> attention[is_causal,
+// causal_offset=c](q, k, v): exporters write GPT-2's causal mask as a constant; as the op's own
+// causal limit a kernel skips the key tiles past it and reads no mask.
+rule causal_mask() {
+    return {"attention_causal_mask",
+            match::op("attention", match::any("q"), match::any("k"), match::any("v"), match::constant("m")),
+            [](rewriter& r, const bindings& b) {
+                const auto& op = r.root()->get_operator().get<ops::attention>();
+                if (op.is_causal) return false;
+                auto c = causal_band(b["m"], b["q"]->get_shape().lens()[2], b["k"]->get_shape().lens()[2]);
+                if (!c) return false;
+                r.replace(r.add("attention", {b["q"], b["k"], b["v"]},
+                                {{"scale", op.scale}, {"is_causal", true}, {"causal_offset", *c}, {"softcap", op.softcap}}));
+                return true;
+            }};
+}
+
 }  // namespace
 
-std::vector<rule> attention_rules() { return {attention()}; }
+std::vector<rule> attention_rules() { return {attention(), causal_mask()}; }
 
 }  // namespace kiln
