@@ -1,4 +1,5 @@
-// The flash-attention kernel (targets/gpu/flash_attention.cpp): which attention it takes, that its
+// The flash-attention kernel (targets/gpu/flash_attention.cpp): which attention it takes (and the
+// compile report's line saying so), that its
 // kernels compile for sm_90 without a device, and on the device its results against ref on fresh
 // random float16/bfloat16 inputs (the seed is printed; KILN_SEED repeats one) for the shapes of
 // BERT (additive padding mask), GPT-2 (causal), ViT (197 tokens, no mask) at batch 1 and 64 with
@@ -22,6 +23,7 @@
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
 #include "targets/gpu/device.hpp"
+#include "targets/gpu/flash_attention.hpp"
 #include "targets/gpu/kernel_compiler.hpp"
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
@@ -123,6 +125,13 @@ TEST(gpu_no_device, flash_attention_takes_float16_and_bfloat16_heads_of_16_to_12
     EXPECT_FALSE(takes_flash(other("40", "half_type")));    // not a multiple of 16
     EXPECT_FALSE(takes_flash(other("256", "bf16_type")));   // beyond 128
     EXPECT_TRUE(takes_flash(other("16", "half_type")));
+    EXPECT_EQ(gpu::attention_kernels_note(make_program(problems()[0], dtype::float16, 1).main()),
+              "attention: 1 flash kernel, 0 row kernels");
+    std::string note = gpu::attention_kernels_note(other("40", "half_type").main());
+    EXPECT_EQ(note.rfind("attention: 0 flash kernels, 1 row kernel (", 0), 0u) << note;
+    EXPECT_NE(note.find("head size 40/40 (multiples of 16 up to 128 only)"), std::string::npos) << note;
+    EXPECT_NE(gpu::attention_kernels_note(other("64", "float_type").main()).find("float_type (half_type/bf16_type only)"),
+              std::string::npos);
 }
 
 TEST(gpu_no_device, flash_attention_kernels_compile_for_sm_90) {

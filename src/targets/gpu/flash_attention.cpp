@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "core/eval.hpp"
 #include "ops/attention.hpp"
 #include "targets/gpu/body_kernel.hpp"
 
@@ -93,14 +94,36 @@ const gpu_lowering_registrar flash_attention_lowering{{
 
 }  // namespace
 
-bool flash_attention_takes(const instruction& ins) {
-    if (ins.get_operator().get_if<ops::attention>() == nullptr) return false;
+std::string flash_attention_declines(const instruction& ins) {
     const shape &q = ins.inputs()[0]->get_shape(), &k = ins.inputs()[1]->get_shape(), &v = ins.inputs()[2]->get_shape();
-    if (q.type() != dtype::float16 && q.type() != dtype::bfloat16) return false;
-    if (k.type() != q.type() || v.type() != q.type() || ins.get_shape().type() != q.type()) return false;
-    if (q.dynamic() || k.dynamic() || v.dynamic() || ins.get_shape().dynamic()) return false;
-    return head_size_fits(q.lens()[3]) && head_size_fits(v.lens()[3]) && q.lens()[2] > 0 && k.lens()[2] > 0 &&
-           q.lens()[0] > 0 && q.lens()[1] > 0;
+    if (q.type() != dtype::float16 && q.type() != dtype::bfloat16) return cat(dtype_name(q.type()), " (half_type/bf16_type only)");
+    if (k.type() != q.type() || v.type() != q.type() || ins.get_shape().type() != q.type()) return "mixed element types";
+    if (q.dynamic() || k.dynamic() || v.dynamic() || ins.get_shape().dynamic()) return "dynamic shape";
+    if (!head_size_fits(q.lens()[3]) || !head_size_fits(v.lens()[3]))
+        return cat("head size ", q.lens()[3], "/", v.lens()[3], " (multiples of 16 up to 128 only)");
+    if (q.lens()[0] == 0 || q.lens()[1] == 0 || q.lens()[2] == 0 || k.lens()[2] == 0) return "empty";
+    return {};
+}
+
+bool flash_attention_takes(const instruction& ins) {
+    return ins.get_operator().get_if<ops::attention>() != nullptr && flash_attention_declines(ins).empty();
+}
+
+std::string attention_kernels_note(const module& m) {
+    std::size_t flash = 0, rows = 0;
+    std::string why;
+    for (const auto& ins : m) {
+        if (ins.get_operator().get_if<ops::attention>() == nullptr) continue;
+        std::string reason = flash_attention_declines(ins);
+        if (reason.empty()) {
+            ++flash;
+            continue;
+        }
+        if (rows++ < 3) why += cat(rows > 1 ? "; " : "", describe(m, ins), ": ", reason);
+    }
+    if (flash + rows == 0) return {};
+    return cat("attention: ", flash, " flash kernel", flash == 1 ? "" : "s", ", ", rows, " row kernel", rows == 1 ? "" : "s",
+               rows ? cat(" (", why, rows > 3 ? "; ..." : "", ")") : std::string());
 }
 
 }  // namespace kiln::gpu

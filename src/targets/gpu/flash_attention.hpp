@@ -1,6 +1,8 @@
 // Which attention instructions the flash-attention kernel takes (flash_attention.cpp); the others
 // go to window_kernels.cpp's kernel.
 #pragma once
+#include <string>
+
 #include "core/module.hpp"
 
 namespace kiln::gpu {
@@ -8,5 +10,11 @@ namespace kiln::gpu {
 // float16/bfloat16 q, k, v and result of static shape, head sizes (of q·k and of v) multiples of
 // 16 up to 128, at least one query and one key.
 bool flash_attention_takes(const instruction& ins);
+// Why the flash kernel does not take attention `ins` ("float_type (half_type/bf16_type only)"); empty
+// when it does.
+std::string flash_attention_declines(const instruction& ins);
+// The compile report's line: how many attention instructions of `m` run on each kernel and why
+// the first few do not take the flash kernel; empty without attention.
+std::string attention_kernels_note(const module& m);
 
 }  // namespace kiln::gpu

@@ -23,6 +23,7 @@
 #include "targets/gpu/device.hpp"
 #include "targets/gpu/dynamic_runner.hpp"
 #include "targets/gpu/error_flags.hpp"
+#include "targets/gpu/flash_attention.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/graph_bindings.hpp"
 #include "targets/gpu/libraries.hpp"
@@ -140,6 +141,7 @@ public:
         if (libs_.plans.from_saved + libs_.plans.queried)
             stats_.notes.push_back(cat("library plans: ", libs_.plans.from_saved + libs_.plans.queried, " (from the saved program ",
                                        libs_.plans.from_saved, ", asked of the heuristics ", libs_.plans.queried, ")"));
+        if (std::string note = attention_kernels_note(m); !note.empty()) stats_.notes.push_back(note);
     }
     ~gpu_executable() override {
         if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
