@@ -168,6 +168,7 @@ std::optional<std::int64_t> causal_band(instruction_ref m, std::size_t queries, 
     const auto& lens = m->get_shape().lens();
     if (lens.size() < 2 || lens[lens.size() - 2] != queries || lens.back() != keys) return std::nullopt;
     if (std::any_of(lens.begin(), lens.end() - 2, [](std::size_t n) { return n != 1; })) return std::nullopt;
+    if (queries * keys > (std::size_t{1} << 24)) return std::nullopt;   // its values as doubles would take over 128 MiB
     const bool flag = m->get_shape().type() == dtype::bool_;
     auto v = literal_values(*m);
     std::vector<std::int64_t> kept(queries, 0);
