@@ -143,11 +143,12 @@ command perf_command() {
     s.summary = "time the compiled program: per instruction, by op, and whole runs";
     s.positional = "FILE";
     s.description =
-        "Compiles FILE for the target (a saved program loads without compiling again), runs it once to\n"
-        "warm up, then N times whole and N times timing each instruction. Prints the compile report,\n"
+        "Compiles FILE for the target (a saved program loads without compiling again), runs it to warm\n"
+        "up (--warmup, once by default), then N times whole and N times timing each instruction\n"
+        "(--runs-only skips those). Prints the compile report,\n"
         "each instruction of main with its time (interquartile mean) and share of the instructions' total, a\n"
         "summary by op (largest first), the batch size (--batch) and rate (items per second), the\n"
-        "total time (the mean of the middle half of the runs), the runs' mean, min, median, p90, p99\n"
+        "total time (the mean of the middle half of the runs), the runs' mean, min, p10, median, p90, p99\n"
         "and max, the instructions' total and the overhead (the total time minus the instructions'\n"
         "total; negative when timing each instruction costs more than it leaves out). --trace writes one run as a Chrome trace (JSON): one slice per\n"
         "instruction or kernel, which ui.perfetto.dev and chrome://tracing open. On a device (gpu) it\n"
