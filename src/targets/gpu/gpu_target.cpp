@@ -132,7 +132,8 @@ public:
         build_kernels(ctx, opts, saved.kernels);
         auto t4 = std::chrono::steady_clock::now();
         auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-        // The lowering's time includes choosing the cuBLASLt and cuDNN plans (the heuristics).
+        // The lowering makes the cuBLASLt and cuDNN plans: their heuristics and, on first use, the
+        // libraries' start-up fall in it.
         stats_.build_phases = {{"device setup and memory plan", ms(t0, t1)}, {"weights uploaded", ms(t1, t2)},
                                {"lowered (library plans chosen)", ms(t2, t3)}, {"kernels", ms(t3, t4)}};
         steps_ = std::move(ctx.steps);
