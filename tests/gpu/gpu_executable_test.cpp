@@ -130,6 +130,7 @@ TEST(gpu_executable, saved_programs_carry_kernels_and_loading_compiles_nothing) 
     EXPECT_EQ(loaded->stats().kernels, exe->stats().kernels);
     EXPECT_EQ(loaded->stats().saved_kernels, exe->stats().kernels);
     EXPECT_EQ(loaded->stats().cache_hits, 0u);
+    EXPECT_TRUE(loaded->stats().compiled_kernels.empty());
     EXPECT_EQ(cache.files(), 0u) << "loading compiled a kernel (and cached it)";
     // The matmul's cuBLASLt algorithm comes from the file: no heuristic is asked.
     auto notes = [](const executable& e) {
@@ -421,11 +422,24 @@ TEST(gpu_executable, no_cache_compiles_every_kernel_and_writes_nothing) {
     auto first = make_target("gpu")->compile(p.clone(), opts);
     std::size_t files = cache.files();
     EXPECT_GT(files, 0u);
-    EXPECT_EQ(make_target("gpu")->compile(p.clone(), opts)->stats().cache_hits, first->stats().kernels);
+    // The compile report's breakdown: an empty cache compiles every kernel, each timed; the
+    // threads compile at once, at most one per kernel.
+    const executable_stats& st = first->stats();
+    EXPECT_EQ(st.compiled_kernels.size(), st.kernels);
+    EXPECT_GE(st.compile_threads, 1u);
+    EXPECT_LE(st.compile_threads, st.kernels);
+    EXPECT_GT(st.kernel_build_ms, 0);
+    for (const auto& [where, ms] : st.compiled_kernels) EXPECT_GT(ms, 0) << where;
+    ASSERT_EQ(st.build_phases.size(), 4u);
+    EXPECT_EQ(st.build_phases.back().first, "kernels");
+    auto warm = make_target("gpu")->compile(p.clone(), opts);
+    EXPECT_EQ(warm->stats().cache_hits, first->stats().kernels);
+    EXPECT_TRUE(warm->stats().compiled_kernels.empty());   // every kernel from the cache
     fs::remove_all(cache.dir);
     opts.kernel_cache = false;
     auto uncached = make_target("gpu")->compile(p.clone(), opts);
     EXPECT_EQ(uncached->stats().cache_hits, 0u);
+    EXPECT_EQ(uncached->stats().compiled_kernels.size(), uncached->stats().kernels);
     EXPECT_EQ(cache.files(), 0u);
     auto in = random_inputs(p, 6);
     EXPECT_LT(rel_l2(uncached->run(in)[0], on_ref(p, in)), 1e-5);
