@@ -21,7 +21,8 @@ compile runs in a worker process bounded by --deadline, so that a long one is gi
 whole run. kiln and eager are always measured in the run.
 
     bench/gpu_bench.py --kiln build/kiln [--models resnet50,...] [--configs fp16:1,fp16:64,fp32:1,fp32:64]
-        [--runs 100] [--compile-mode max-autotune] [--recompile] [--no-compile] [--deadline S] [--out FILE]
+        [--runs 100] [--compile-mode max-autotune] [--recompile] [--no-compile] [--deadline S] [--profile]
+        [--out FILE]
 On the GPU machine: scripts/gpu-test.sh pack DIR here, then `bash DIR/gpu-test.sh bench DIR [ARGS]`.
 """
 import argparse
@@ -130,18 +131,38 @@ def kiln_compile_cold(kiln, path, dtype, cache):
     return {"compile_ms": ms, "wall_s": round(wall, 3), "report": log.strip().splitlines()[:40]}
 
 
-def kiln_perf(kiln, path, dtype, batch, files, cache, runs, warmup, tmp):
-    """`kiln perf --gpu` in the warm cache: device-clock timings and the (warm) compile report."""
+def run_perf(kiln, path, dtype, batch, files, cache, tmp, args):
     out = os.path.join(tmp, "perf.json")
     flags = ["--fp16"] if dtype == "fp16" else []
     # Token ids come random from kiln (fresh per input set); BERT's mask is given (padded).
     given = [a for n, f in files.items() if n == "attention_mask" for a in ("--input", f"{n}={f}")]
-    p = subprocess.run([kiln, "perf", path, "--gpu", "-O", *flags, "--batch", str(batch), "-n", str(runs),
-                        "--warmup", str(warmup), "--input-sets", str(INPUT_SETS), "--runs-only", "--quiet", "--json", out,
-                        *given], capture_output=True, text=True, env=dict(os.environ, XDG_CACHE_HOME=cache))
+    p = subprocess.run([kiln, "perf", path, "--gpu", "-O", *flags, "--batch", str(batch), "--input-sets", str(INPUT_SETS),
+                        "--quiet", "--json", out, *args, *given], capture_output=True, text=True,
+                       env=dict(os.environ, XDG_CACHE_HOME=cache))
     if p.returncode != 0:
         raise RuntimeError(f"kiln perf failed: {(p.stdout + p.stderr)[-3000:]}")
-    r = json.load(open(out))
+    return json.load(open(out))
+
+
+def kiln_profile(kiln, path, dtype, batch, files, cache, tmp):
+    """Where kiln's time goes: perf's per-instruction times (each instruction synchronised, so their
+    sum exceeds the graph replay's time by the launch gaps), by op and the slowest instructions."""
+    r = run_perf(kiln, path, dtype, batch, files, cache, tmp, ["-n", "10", "--warmup", "2"])
+    ins = [(i["ms"], i["instruction"]) for i in r["instructions"] if i["ms"] > 0]
+    total = sum(ms for ms, _ in ins)
+    by_op = {}
+    for ms, line in ins:
+        op = re.match(r"\S+ = ([\w@]+)", line)
+        by_op[op.group(1) if op else "?"] = by_op.get(op.group(1) if op else "?", 0) + ms
+    top = lambda pairs: [{"what": w[:200], "ms": ms, "share": ms / total} for ms, w in sorted(pairs, reverse=True)[:15]]
+    return {"instructions_ms": total, "graph_ms": r["device_ms"]["median"] if r["device_ms"] else None,
+            "by_op": top([(ms, op) for op, ms in by_op.items()]), "slowest": top(ins)}
+
+
+def kiln_perf(kiln, path, dtype, batch, files, cache, runs, warmup, tmp):
+    """`kiln perf --gpu` in the warm cache: device-clock timings and the (warm) compile report."""
+    r = run_perf(kiln, path, dtype, batch, files, cache, tmp,
+                 ["-n", str(runs), "--warmup", str(warmup), "--runs-only"])
     if r["device_ms"] is None:
         raise RuntimeError("kiln perf reported no device time (the program did not run as one CUDA graph)")
     d = r["device_ms"]
@@ -213,9 +234,23 @@ def print_table(rows, meta):
               f"{fmt(ips(k), 0)} | {fmt(ips(e), 0)} | {fmt(ips(c), 0)} | {fmt(ratio(k, e))} | {fmt(ratio(k, c))} | "
               f"{fmt(pct, 1)} | {compile_s} |")
     errors = [(r["model"], r["dtype"], r["batch"], side, r[side]["error"]) for r in rows
-              for side in ("kiln", "eager", "torch_compile", "kiln_cold") if "error" in r.get(side, {})]
+              for side in ("kiln", "eager", "torch_compile", "kiln_cold", "kiln_profile") if "error" in r.get(side, {})]
     for model, dtype, batch, side, err in errors:
         print(f"\n{model} {dtype} batch {batch}, {side}: {err.splitlines()[-1] if err else ''}")
+    # The profile of the row where kiln is furthest behind eager.
+    profiled = [r for r in rows if "instructions_ms" in r.get("kiln_profile", {}) and
+                r.get("eager", {}).get("median") and r.get("kiln", {}).get("median")]
+    if profiled:
+        r = max(profiled, key=lambda r: r["kiln"]["median"] / r["eager"]["median"])
+        p = r["kiln_profile"]
+        print(f"\nWhere kiln's time goes in {r['model']} {r['dtype']} batch {r['batch']} (kiln / eager "
+              f"{r['kiln']['median'] / r['eager']['median']:.2f}; kiln perf per instruction, each synchronised: "
+              f"{p['instructions_ms']:.3f} ms in all, the graph replay {fmt(p['graph_ms'], 3)} ms)\n")
+        for title, key in (("op", "by_op"), ("instruction", "slowest")):
+            print(f"| {title} | ms | share |\n|---|---|---|")
+            for e in p[key][:10]:
+                print(f"| {e['what'][:120].replace('|', '/')} | {e['ms']:.3f} | {100 * e['share']:.1f}% |")
+            print()
 
 
 def main():
@@ -232,6 +267,8 @@ def main():
     ap.add_argument("--deadline", type=float, default=0, help="seconds after the start to stop starting torch.compile "
                     "measurements and give up the one running (0: none)")
     ap.add_argument("--peak-tflops", type=float, default=0, help="the fp16 dense GEMM peak (default: measured)")
+    ap.add_argument("--profile", action="store_true", help="also time kiln per instruction (10 runs) and print where "
+                    "the time goes in the row furthest behind eager")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench", "gpu_bench.json"))
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -281,7 +318,9 @@ def main():
                     for side, measure in (
                             ("kiln_cold", lambda: kiln_compile_cold(a.kiln, path, dtype, kernel_cache)),
                             ("kiln", lambda: kiln_perf(a.kiln, path, dtype, batch, files, kernel_cache, a.runs, a.warmup, tmp)),
-                            ("eager", lambda: eager(name, batch, dtype, a))):
+                            ("eager", lambda: eager(name, batch, dtype, a)),
+                            ("kiln_profile", lambda: kiln_profile(a.kiln, path, dtype, batch, files, kernel_cache, tmp)
+                             if a.profile else {})):
                         try:
                             row[side] = measure()
                         except Exception as e:
