@@ -8,6 +8,9 @@
 #                                  resnet50, mobilenet_v3_large, vit_b_16, BERT and GPT-2 with torch and
 #                                  checks `kiln run --gpu` against PyTorch and ONNX Runtime, `kiln verify
 #                                  --gpu` (export_and_check.py)
+#   scripts/gpu-test.sh bench DIR [ARGS]  on the GPU machine: bench/gpu_bench.py with the packed kiln
+#                                  (kiln, PyTorch eager and torch.compile on the five models); ARGS go
+#                                  to it (docs/performance.md)
 #   scripts/gpu-test.sh pack-io DIR   pack, plus the C API tests, libkiln_api, the Python module and its
 #                                  GPU test (needs `ninja kiln_c_api_tests _kiln` first)
 #   scripts/gpu-test.sh io DIR     on the GPU machine: caller device pointers through the C API tests
@@ -29,8 +32,8 @@
 #                                  findings and the totals; WRITE_EXPECTED=FILE writes the failing
 #                                  cases as a new list. ARGS go to kiln_onnx_conformance.
 set -euo pipefail
-cmd=${1:?usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|bind-cost|conformance-pack|conformance DIR}
-dir=${2:?usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|bind-cost|conformance-pack|conformance DIR}
+cmd=${1:?usage: gpu-test.sh pack|run|models|bench|pack-io|io|sanitize|bind-cost|conformance-pack|conformance DIR}
+dir=${2:?usage: gpu-test.sh pack|run|models|bench|pack-io|io|sanitize|bind-cost|conformance-pack|conformance DIR}
 shift 2
 case "$cmd" in
 pack)
@@ -48,7 +51,9 @@ pack)
     cp -r "$root/tests/ops/cases" "$dir/tests/ops/"
     cp "$0" "$dir/"
     cp "$root/tests/gpu/models/export_and_check.py" "$root/tests/gpu/models/count_attention.py" \
-       "$root/bench/attention_sdpa.py" "$dir/"
+       "$root/bench/attention_sdpa.py" "$root/bench/torch_models.py" "$root/bench/gpu_bench.py" "$dir/"
+    # torch.compile's kept results (the bench reads and extends the copy there; bring it back).
+    [ -f "$root/bench/gpu_torch_compile.json" ] && cp "$root/bench/gpu_torch_compile.json" "$dir/"
     # The device tool carries 64 MiB: oneDNN (53 MB) travels gzipped and is unpacked there.
     gzip -1 -f "$dir"/lib/libdnnl.so.*
     du -sh "$dir"
@@ -69,7 +74,7 @@ pack-io)
     strip --strip-debug "$dir/bin/kiln_c_api_tests" "$dir/lib/libkiln_api.so" "$dir"/python/kiln/*.so
     du -sh "$dir"
     ;;
-run|models|io|sanitize|bind-cost)
+run|models|io|sanitize|bind-cost|bench)
     dir="$(cd "$dir" && pwd)"
     for z in "$dir"/lib/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done
     libs="$dir/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib"
@@ -81,6 +86,7 @@ run|models|io|sanitize|bind-cost)
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
     case "$cmd" in
     models) python3 "$dir/export_and_check.py" "$dir/bin/kiln" "$@" ;;
+    bench) python3 "$dir/gpu_bench.py" --kiln "$dir/bin/kiln" --cache "$dir/gpu_torch_compile.json" "$@" ;;
     bind-cost) PYTHONPATH="$dir/python" python3 "$dir/bind_cost.py" "$@" ;;
     run) "$dir/bin/kiln_gpu_tests" "$@" ;;
     io)
@@ -189,5 +195,5 @@ conformance)
     fi
     exit $rc
     ;;
-*) echo "usage: gpu-test.sh pack|run|models|pack-io|io|sanitize|bind-cost|conformance-pack|conformance DIR" >&2; exit 2 ;;
+*) echo "usage: gpu-test.sh pack|run|models|bench|pack-io|io|sanitize|bind-cost|conformance-pack|conformance DIR" >&2; exit 2 ;;
 esac

@@ -78,6 +78,13 @@ struct executable_stats {
     // a target names what runs on reference computes so that nothing is hidden.
     std::vector<std::string> placement;
     std::vector<std::string> notes;   // more lines for the report ("weights: 21 reordered ...")
+    // The compile report's breakdown of building the executable: its phases ("weights uploaded",
+    // ms), the generated kernels' build (wall time, how many compiled at once) and each kernel
+    // compiled, not a cache hit nor taken from a saved program, with its compile time.
+    std::vector<std::pair<std::string, double>> build_phases;
+    double kernel_build_ms = 0;
+    std::size_t compile_threads = 0;
+    std::vector<std::pair<std::string, double>> compiled_kernels;   // by the instruction it is for
 };
 
 class executable {
@@ -102,6 +109,11 @@ public:
     virtual void run_into(const caller_inputs& inputs, std::span<const caller_buffer> outputs);
     // What a saved program keeps of this executable besides the program (none by default).
     virtual saved_parts saved() const { return {}; }
+    // perf's device clock: a target that runs on a device times each later run's work there (gpu:
+    // CUDA events around the launches, the input and output copies left out) once this returns
+    // true; last_run_device_ms() is the last run's time. Host targets have no other clock: false.
+    virtual bool enable_device_timing() { return false; }
+    virtual double last_run_device_ms() const { return 0; }
 };
 
 // Copies a result into a caller's host buffer of the same type and lens (either may be strided);

@@ -70,6 +70,24 @@ std::size_t computing_instructions(const module& m) {
     return static_cast<std::size_t>(std::count_if(m.begin(), m.end(), is_computing));
 }
 
+// The generated kernels' build: how many were compiled, from the cache or the saved program, the
+// wall time and the threads, and (with --time-passes) each compiled kernel, slowest first.
+std::string kernel_compile_report(const compile_report& r, bool each) {
+    if (r.kernels == 0 || r.compile_threads == 0) return "";
+    double sum = 0;
+    for (const auto& k : r.compiled_kernels) sum += k.second;
+    std::string out = cat("\n  kernel build: ", r.kernels, " kernels (compiled ", r.compiled_kernels.size(), ", cache hits ",
+                          r.cache_hits, ", from the saved program ", r.saved_kernels, ") in ", ms_text(r.kernel_build_ms),
+                          " on ", r.compile_threads, " thread", r.compile_threads == 1 ? "" : "s");
+    if (!r.compiled_kernels.empty()) out += "; compile times sum to " + ms_text(sum);
+    if (!each) return out;
+    auto slowest = r.compiled_kernels;
+    std::stable_sort(slowest.begin(), slowest.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [where, ms] : slowest)
+        out += "\n    " + ms_text(ms) + " " + (where.size() > 160 ? where.substr(0, 157) + "..." : where);
+    return out;
+}
+
 }  // namespace
 
 std::string ms_text(double ms) {
@@ -178,6 +196,11 @@ compiled_program compile_with_report(program p, const target& t, const compile_s
     r.memory = st.memory;
     r.placement = st.placement;
     r.notes = st.notes;
+    r.build_phases = st.build_phases;
+    r.kernel_build_ms = st.kernel_build_ms;
+    r.compile_threads = st.compile_threads;
+    r.saved_kernels = st.saved_kernels;
+    r.compiled_kernels = st.compiled_kernels;
     return c;
 }
 
@@ -211,6 +234,9 @@ std::string format_compile_report(const compile_report& r, const compile_setting
         out += "\n  pass manager: " + ms_text(r.total_ms - r.load_ms - in_passes) + " (IR snapshots kept for failure dumps)";
     out += "\n  executable built in " + ms_text(r.load_ms) + "; kernels compiled: " + std::to_string(r.kernels) +
            " (cache hits " + std::to_string(r.cache_hits) + ")";
+    for (std::size_t i = 0; i < r.build_phases.size(); ++i)
+        out += (i ? ", " : "\n  build: ") + r.build_phases[i].first + " " + ms_text(r.build_phases[i].second);
+    out += kernel_compile_report(r, s.time_passes);
     for (const auto& p : r.placement) out += "\n  runs on " + p;
     for (const auto& n : r.notes) out += "\n  " + n;
     for (const auto& i : s.ignored) out += "\n  ignored: " + i;

@@ -42,6 +42,12 @@ struct compile_report {
     std::string memory;
     std::vector<std::string> placement;   // where the target runs the instructions (executable_stats)
     std::vector<std::string> notes;       // the target's other lines (executable_stats)
+    // Where building the executable went (executable_stats): its phases, the kernels' build wall
+    // time and parallelism, each kernel compiled (not a cache hit) with its time.
+    std::vector<std::pair<std::string, double>> build_phases;
+    double kernel_build_ms = 0;
+    std::size_t compile_threads = 0, saved_kernels = 0;
+    std::vector<std::pair<std::string, double>> compiled_kernels;
 };
 
 struct compiled_program {

@@ -68,16 +68,23 @@ session open_session(const parsed_args& args, const std::function<void(session&)
     return s;
 }
 
-std::string build_executable(session& s, bool quiet) {
+std::string build_executable(session& s, bool quiet, compile_report* report) {
     if (!s.saved()) {
         auto c = compile_with_report(std::move(s.prog), *s.tgt, s.settings, quiet);
         s.exe = std::move(c.exe);
+        if (report) *report = c.report;
         return format_compile_report(c.report, s.settings);
     }
     auto start = std::chrono::steady_clock::now();
     s.exe = s.tgt->load_saved(std::move(s.prog), s.settings.options, std::move(s.file.saved->parts));
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     const executable_stats& st = s.exe->stats();
+    if (report) {
+        report->target = s.tgt->name();
+        report->load_ms = ms;
+        report->kernels = st.kernels;
+        report->cache_hits = st.cache_hits;
+    }
     std::string r = saved_summary(s.file) + "\n" + "  executable built in " + ms_text(ms) + "; " + st.memory + "\n";
     if (st.kernels)
         r += cat("  kernels: ", st.kernels, " (from the saved program ", st.saved_kernels, ", cache hits ",

@@ -35,8 +35,9 @@ struct session {
 session open_session(const parsed_args& args, const std::function<void(session&)>& before_load = {});
 
 // Compiles the program into s.exe (a saved program loads without compiling) and returns the
-// report to print: the compile report, or the saved program's summary and its load time.
-std::string build_executable(session& s, bool quiet);
+// report to print: the compile report, or the saved program's summary and its load time. With
+// `report`, also the compile report's numbers (a saved program: its load time as load_ms).
+std::string build_executable(session& s, bool quiet, compile_report* report = nullptr);
 
 // The inputs as a param_map (after make_inputs).
 param_map to_param_map(const std::vector<generated_input>& inputs);

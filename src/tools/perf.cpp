@@ -28,25 +28,29 @@ double interquartile_mean(const std::vector<double>& sorted) {
     return sum / static_cast<double>(hi - lo);
 }
 
-void time_whole_runs(executable& e, const param_map& inputs, perf_report& r) {
+void time_whole_runs(executable& e, std::span<const param_map> sets, perf_report& r) {
+    bool on_device = e.enable_device_timing();
     for (std::size_t i = 0; i < r.iterations; ++i) {
         auto start = clock_type::now();
-        e.run(inputs);
+        e.run(sets[i % sets.size()]);
         r.run_ms.push_back(since(start));
+        if (on_device) r.device_run_ms.push_back(e.last_run_device_ms());
     }
     std::sort(r.run_ms.begin(), r.run_ms.end());
-    double sum = 0;
-    for (double v : r.run_ms) sum += v;
-    r.mean = r.run_ms.empty() ? 0 : sum / static_cast<double>(r.run_ms.size());
-    r.iq_mean = interquartile_mean(r.run_ms);
-    r.min = percentile(r.run_ms, 0);
-    r.median = percentile(r.run_ms, 0.5);
-    r.p90 = percentile(r.run_ms, 0.9);
-    r.p99 = percentile(r.run_ms, 0.99);
-    r.max = percentile(r.run_ms, 1);
+    std::sort(r.device_run_ms.begin(), r.device_run_ms.end());
+    run_spread host = spread_of(r.run_ms);
+    r.mean = host.mean;
+    r.iq_mean = host.iq_mean;
+    r.min = host.min;
+    r.p10 = host.p10;
+    r.median = host.median;
+    r.p90 = host.p90;
+    r.p99 = host.p99;
+    r.max = host.max;
+    r.device = spread_of(r.device_run_ms);
 }
 
-void time_instructions(executable& e, const param_map& inputs, perf_report& r) {
+void time_instructions(executable& e, std::span<const param_map> sets, perf_report& r) {
     const module& m = e.get_program().main();
     std::unordered_map<const instruction*, std::size_t> index;
     auto names = instruction_names(m);
@@ -58,7 +62,7 @@ void time_instructions(executable& e, const param_map& inputs, perf_report& r) {
     bool observed = false;
     std::vector<std::vector<double>> samples(r.instructions.size());
     for (std::size_t i = 0; i < r.iterations; ++i)
-        e.run_observed(inputs, [&](const instruction& ins, const argument&, double ms) {
+        e.run_observed(sets[i % sets.size()], [&](const instruction& ins, const argument&, double ms) {
             auto it = index.find(&ins);
             if (it == index.end()) return;
             samples[it->second].push_back(ms);
@@ -112,16 +116,41 @@ double percentile(const std::vector<double>& sorted, double q) {
     return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
-perf_report measure_program(executable& e, const param_map& inputs, std::size_t iterations) {
-    if (iterations == 0) fail("perf: at least 1 iteration is needed");
+run_spread spread_of(const std::vector<double>& sorted) {
+    run_spread s;
+    if (sorted.empty()) return s;
+    double sum = 0;
+    for (double v : sorted) sum += v;
+    s.mean = sum / static_cast<double>(sorted.size());
+    s.iq_mean = interquartile_mean(sorted);
+    s.min = percentile(sorted, 0);
+    s.p10 = percentile(sorted, 0.1);
+    s.median = percentile(sorted, 0.5);
+    s.p90 = percentile(sorted, 0.9);
+    s.p99 = percentile(sorted, 0.99);
+    s.max = percentile(sorted, 1);
+    return s;
+}
+
+perf_report measure_program(executable& e, std::span<const param_map> input_sets, const perf_options& o) {
+    if (o.iterations == 0) fail("perf: at least 1 iteration is needed");
+    if (input_sets.empty()) fail("perf: at least one set of inputs is needed");
     perf_report r;
-    r.iterations = iterations;
-    auto start = clock_type::now();
-    e.run(inputs);   // warm-up: first-touch of the arena, caches
-    r.first_run_ms = since(start);
-    time_whole_runs(e, inputs, r);
-    time_instructions(e, inputs, r);
+    r.iterations = o.iterations;
+    r.warmup = std::max<std::size_t>(1, o.warmup);
+    r.input_sets = input_sets.size();
+    for (std::size_t i = 0; i < r.warmup; ++i) {
+        auto start = clock_type::now();
+        e.run(input_sets[i % input_sets.size()]);
+        if (i == 0) r.first_run_ms = since(start);
+    }
+    time_whole_runs(e, input_sets, r);
+    if (o.instructions) time_instructions(e, input_sets, r);
     return r;
+}
+
+perf_report measure_program(executable& e, const param_map& inputs, std::size_t iterations) {
+    return measure_program(e, std::span<const param_map>(&inputs, 1), perf_options{iterations, 1, true});
 }
 
 std::string trace_program(executable& e, const std::string& target_name, const param_map& inputs) {

@@ -177,6 +177,30 @@ TEST_F(driver_cmd, perf_reports_instructions_summary_and_spread) {
     EXPECT_EQ(kiln("perf " + small + " --iterations x").status, 2);
 }
 
+TEST_F(driver_cmd, perf_json_warmup_and_input_sets) {
+    auto r = kiln("perf " + small + " -O --ref -n 6 --warmup 2 --input-sets 3 --runs-only --json " + path("perf.json"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(has(r.out, "(3 input sets, seeds 0 to 2, taken in turn by the runs)")) << r.out;
+    EXPECT_TRUE(has(r.out, "(warm-up, not counted: 2 runs)")) << r.out;
+    EXPECT_TRUE(has(r.out, ", p10 ")) << r.out;
+    EXPECT_FALSE(has(r.out, "Summary:")) << r.out;   // --runs-only
+    EXPECT_FALSE(has(r.out, "Device time")) << r.out;   // ref has no device clock
+    value j = parse_json(read_file(path("perf.json")));
+    EXPECT_EQ(j.at("target").as_string(), "ref");
+    EXPECT_EQ(j.at("iterations").as_int(), 6);
+    EXPECT_EQ(j.at("warmup").as_int(), 2);
+    EXPECT_EQ(j.at("input_sets").as_int(), 3);
+    EXPECT_TRUE(j.at("device_ms").is_null());
+    const value& runs = j.at("run_ms");
+    EXPECT_LE(runs.at("p10").as_float(), runs.at("median").as_float());
+    EXPECT_LE(runs.at("median").as_float(), runs.at("p90").as_float());
+    EXPECT_GT(j.at("compile").at("total_ms").as_float(), 0);
+    EXPECT_FALSE(j.at("compile").at("passes").as_array().empty());
+    EXPECT_TRUE(j.at("instructions").as_array().empty());
+    EXPECT_EQ(kiln("perf " + small + " --warmup 0").status, 2);
+    EXPECT_EQ(kiln("perf " + small + " --input-sets 0").status, 2);
+}
+
 TEST_F(driver_cmd, perf_trace_is_valid_chrome_trace) {
     auto r = kiln("perf " + small + " -n 2 --trace " + path("trace.json"));
     ASSERT_EQ(r.status, 0) << r.err;

@@ -1,5 +1,5 @@
 // The gpu executable's options and lifecycle, on the device, each against ref on fresh random
-// inputs: CUDA graph replays take each run's inputs, saved programs carry their kernels and library
+// inputs: CUDA graph replays take each run's inputs (timed by perf's device clock), saved programs carry their kernels and library
 // plans (loading one compiles nothing, writes nothing to the kernel cache and asks no library
 // heuristic) and refuse another architecture,
 // --no-cache, --allow-tf32 and --device, caller device buffers through run_into (bound into
@@ -19,6 +19,7 @@
 #include "targets/gpu/device.hpp"
 #include "targets/gpu/dynamic_runner.hpp"
 #include "targets/gpu/graph_bindings.hpp"
+#include "tools/perf.hpp"
 #include "tools/saved_program.hpp"
 
 namespace kiln {
@@ -90,6 +91,26 @@ TEST(gpu_executable, graph_replays_take_each_runs_inputs) {
     EXPECT_EQ(host_buffer_allocations(), allocs);
 }
 
+// perf's device clock: CUDA events around each run's launches (the graph's replay), without the
+// input and output copies, so below the host's time of the same run; results still match ref.
+TEST(gpu_executable, device_timing_brackets_each_runs_launches) {
+    program p = dense_program(4096);
+    auto exe = make_target("gpu")->compile(p.clone());
+    EXPECT_EQ(exe->last_run_device_ms(), 0);
+    ASSERT_TRUE(exe->enable_device_timing());
+    std::vector<param_map> sets{random_inputs(p, 1), random_inputs(p, 2)};
+    perf_report r = measure_program(*exe, sets, perf_options{20, 3, false});
+    ASSERT_EQ(r.device_run_ms.size(), 20u);
+    EXPECT_GT(r.device.min, 0);
+    EXPECT_LE(r.device.median, r.median);
+    EXPECT_LE(r.device.p10, r.device.median);
+    EXPECT_LE(r.device.median, r.device.p90);
+    for (const auto& in : sets) EXPECT_LT(rel_l2(exe->run(in)[0], on_ref(p, in)), 1e-5);
+    EXPECT_GT(exe->last_run_device_ms(), 0);
+    exe->run_observed(sets[0], [](const instruction&, const argument&, double) {});
+    EXPECT_EQ(exe->last_run_device_ms(), 0);   // observed runs synchronise per step: not timed
+}
+
 TEST(gpu_executable, saved_programs_carry_kernels_and_loading_compiles_nothing) {
     temp_cache cache;
     program p = dense_program();
@@ -109,6 +130,7 @@ TEST(gpu_executable, saved_programs_carry_kernels_and_loading_compiles_nothing) 
     EXPECT_EQ(loaded->stats().kernels, exe->stats().kernels);
     EXPECT_EQ(loaded->stats().saved_kernels, exe->stats().kernels);
     EXPECT_EQ(loaded->stats().cache_hits, 0u);
+    EXPECT_TRUE(loaded->stats().compiled_kernels.empty());
     EXPECT_EQ(cache.files(), 0u) << "loading compiled a kernel (and cached it)";
     // The matmul's cuBLASLt algorithm comes from the file: no heuristic is asked.
     auto notes = [](const executable& e) {
@@ -400,11 +422,24 @@ TEST(gpu_executable, no_cache_compiles_every_kernel_and_writes_nothing) {
     auto first = make_target("gpu")->compile(p.clone(), opts);
     std::size_t files = cache.files();
     EXPECT_GT(files, 0u);
-    EXPECT_EQ(make_target("gpu")->compile(p.clone(), opts)->stats().cache_hits, first->stats().kernels);
+    // The compile report's breakdown: an empty cache compiles every kernel, each timed; the
+    // threads compile at once, at most one per kernel.
+    const executable_stats& st = first->stats();
+    EXPECT_EQ(st.compiled_kernels.size(), st.kernels);
+    EXPECT_GE(st.compile_threads, 1u);
+    EXPECT_LE(st.compile_threads, st.kernels);
+    EXPECT_GT(st.kernel_build_ms, 0);
+    for (const auto& [where, ms] : st.compiled_kernels) EXPECT_GT(ms, 0) << where;
+    ASSERT_EQ(st.build_phases.size(), 4u);
+    EXPECT_EQ(st.build_phases.back().first, "kernels");
+    auto warm = make_target("gpu")->compile(p.clone(), opts);
+    EXPECT_EQ(warm->stats().cache_hits, first->stats().kernels);
+    EXPECT_TRUE(warm->stats().compiled_kernels.empty());   // every kernel from the cache
     fs::remove_all(cache.dir);
     opts.kernel_cache = false;
     auto uncached = make_target("gpu")->compile(p.clone(), opts);
     EXPECT_EQ(uncached->stats().cache_hits, 0u);
+    EXPECT_EQ(uncached->stats().compiled_kernels.size(), uncached->stats().kernels);
     EXPECT_EQ(cache.files(), 0u);
     auto in = random_inputs(p, 6);
     EXPECT_LT(rel_l2(uncached->run(in)[0], on_ref(p, in)), 1e-5);

@@ -70,6 +70,36 @@ TEST(perf, report_is_consistent) {
     EXPECT_NEAR(r.overhead_ms, r.iq_mean - r.instructions_ms, 1e-9);
 }
 
+TEST(perf, input_sets_warmup_and_whole_runs_only) {
+    program p = parse_text(mlp);
+    std::vector<param_map> sets{random_inputs(p.main(), 1), random_inputs(p.main(), 2), random_inputs(p.main(), 3)};
+    auto exe = make_target("ref")->compile(std::move(p), {.optimize = false});
+    perf_report r = measure_program(*exe, sets, perf_options{7, 3, false});
+    EXPECT_EQ(r.iterations, 7u);
+    EXPECT_EQ(r.warmup, 3u);
+    EXPECT_EQ(r.input_sets, 3u);
+    EXPECT_EQ(r.run_ms.size(), 7u);
+    EXPECT_TRUE(r.instructions.empty());   // whole runs only
+    EXPECT_TRUE(r.device_run_ms.empty());  // ref has no device clock
+    EXPECT_LE(r.min, r.p10);
+    EXPECT_LE(r.p10, r.median);
+    EXPECT_EQ(r.p10, percentile(r.run_ms, 0.1));
+    EXPECT_THROW(measure_program(*exe, std::span<const param_map>{}, perf_options{}), error);
+}
+
+TEST(perf, spread_of_sorted_values) {
+    std::vector<double> v{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    run_spread s = spread_of(v);
+    EXPECT_EQ(s.min, 1);
+    EXPECT_EQ(s.p10, 1);
+    EXPECT_EQ(s.median, 5);
+    EXPECT_EQ(s.p90, 9);
+    EXPECT_EQ(s.max, 10);
+    EXPECT_DOUBLE_EQ(s.mean, 5.5);
+    EXPECT_DOUBLE_EQ(s.iq_mean, 5.5);   // 3..8
+    EXPECT_EQ(spread_of({}).median, 0);
+}
+
 TEST(perf, percentile_is_nearest_rank) {
     std::vector<double> v{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     EXPECT_EQ(percentile(v, 0), 1);

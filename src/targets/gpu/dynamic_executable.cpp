@@ -81,6 +81,9 @@ private:
         stats_.kernels = k.kernels;
         stats_.cache_hits = k.cache_hits;
         stats_.saved_kernels = k.from_saved;
+        stats_.kernel_build_ms = k.compile_ms;
+        stats_.compile_threads = k.threads;
+        if (stats_.compiled_kernels.size() != k.compiled.size()) stats_.compiled_kernels = k.compiled;   // grows, never changes
         stats_.notes.clear();
         if (!host_steps_.empty()) stats_.notes.push_back(host_steps_);
         // Each launch of a cuBLASLt or cuDNN instruction looks its plan up again (a Loop body's

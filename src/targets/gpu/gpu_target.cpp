@@ -93,12 +93,15 @@ public:
           error_slots_(prog_.main().size() * sizeof(error_slot), "the run-time checks' error slots"),
           errors_(error_slots_.data(), prog_.main().size()) {
         const module& m = prog_.main();
+        auto t0 = std::chrono::steady_clock::now();
         check_supported(m);
         libs_.allow_tf32 = opts.allow_tf32;
         read_saved_plans(saved.blobs);
         plan_ = plan_memory(m);
         arena_ = device_buffer(plan_.arena_bytes, "the arena");
+        auto t1 = std::chrono::steady_clock::now();
         upload_literals(m);
+        auto t2 = std::chrono::steady_clock::now();
         for (const auto& name : m.parameter_names()) {
             const instruction& ins = *m.get_parameter(name);
             params_.push_back({name, &ins, device_buffer(ins.get_shape().bytes(), "an input")});
@@ -126,7 +129,14 @@ public:
             values_[&ins] = device_value(ins.get_shape(), arena_.data() + plan_.offsets.at(&ins));
             find_lowering(ins)->lower(ctx, ins);
         }
+        auto t3 = std::chrono::steady_clock::now();
         build_kernels(ctx, opts, saved.kernels);
+        auto t4 = std::chrono::steady_clock::now();
+        auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+        // The lowering makes the cuBLASLt and cuDNN plans: their heuristics and, on first use, the
+        // libraries' start-up fall in it.
+        stats_.build_phases = {{"device setup and memory plan", ms(t0, t1)}, {"weights uploaded", ms(t1, t2)},
+                               {"lowered (library plans chosen)", ms(t2, t3)}, {"kernels", ms(t3, t4)}};
         steps_ = std::move(ctx.steps);
         launches_ = std::move(ctx.launches);
         scratch_ = std::move(ctx.scratch_buffers);
@@ -147,6 +157,8 @@ public:
         if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
         if (graph_) cudaGraphDestroy(graph_);
         if (ready_) cudaEventDestroy(ready_);
+        for (auto e : timing_)
+            if (e) cudaEventDestroy(e);
     }
 
     const program& get_program() const override { return prog_; }
@@ -167,6 +179,13 @@ public:
             fail(outputs.size(), " output buffers given, the program has ", outputs_.size(), " outputs");
         run_impl(inputs, outputs, nullptr);
     }
+    bool enable_device_timing() override {
+        use_device(dev_);
+        for (auto& e : timing_)
+            if (!e) KILN_GPU_CHECK(cudaEventCreate(&e), "creating perf's timing events");
+        return true;
+    }
+    double last_run_device_ms() const override { return device_ms_; }
     saved_parts saved() const override {
         saved_parts r;
         for (const auto& [key, cubin] : kernels_.binaries())
@@ -218,6 +237,9 @@ private:
         stats_.kernels = kstats.kernels;
         stats_.cache_hits = kstats.cache_hits;
         stats_.saved_kernels = kstats.from_saved;
+        stats_.kernel_build_ms = kstats.compile_ms;
+        stats_.compile_threads = kstats.threads;
+        stats_.compiled_kernels = std::move(kstats.compiled);
     }
 
     void upload_literals(const module& m) {
@@ -435,7 +457,11 @@ private:
         const module& m = prog_.main();
         std::vector<std::byte*> bound = choose_bindings(inputs, into, observe);
         stage_inputs(inputs, bound);
+        // perf's device clock brackets the launches (the graph's replay), not the copies.
+        bool timed = timing_[0] && !observe;
+        if (timed) KILN_GPU_CHECK(cudaEventRecord(timing_[0], stream_.get()), "recording perf's start event");
         launch_steps(observe, bound);
+        if (timed) KILN_GPU_CHECK(cudaEventRecord(timing_[1], stream_.get()), "recording perf's end event");
         std::vector<argument> r;
         for (std::size_t i = 0; i < outputs_.size(); ++i) {
             const output_slot& o = outputs_[i];
@@ -468,6 +494,9 @@ private:
         errors_.read(errors_host_.data(), stream_.get());
         stream_.synchronize("running the program (an asynchronous error of an earlier launch; run with verify or perf to find its instruction)");
         errors_.check(errors_host_.data());
+        float device_ms = 0;
+        if (timed) KILN_GPU_CHECK(cudaEventElapsedTime(&device_ms, timing_[0], timing_[1]), "reading perf's timing events");
+        device_ms_ = device_ms;
         for (std::size_t i = 0, h = 0; i < into.size(); ++i)
             if (!into[i].on_device) copy_result(r[h++], into[i].arg, cat("#", i));
         if (!observe) capture_graph();
@@ -495,6 +524,8 @@ private:
     device_error_flags errors_;
     pinned_buffer errors_host_;
     cudaEvent_t ready_ = nullptr;
+    cudaEvent_t timing_[2] = {};   // perf's device clock (enable_device_timing)
+    double device_ms_ = 0;
     cudaGraph_t graph_ = nullptr;
     cudaGraphExec_t graph_exec_ = nullptr;
     std::unique_ptr<graph_bindings> bindings_;   // made with the graph

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -161,6 +162,7 @@ std::vector<cudaKernel_t> kernel_set::build(const std::vector<kernel_source>& so
     }
     const fs::path dir = kernel_cache_dir(s);
     std::vector<std::string> cubins(firsts.size());
+    std::vector<double> nvrtc_ms(firsts.size(), -1);   // -1: not compiled here
     std::vector<std::exception_ptr> errors(firsts.size());
     std::atomic<std::size_t> next{0}, hits{0}, from_saved{0};
     auto work = [&] {
@@ -177,7 +179,9 @@ std::vector<cudaKernel_t> kernel_set::build(const std::vector<kernel_source>& so
                     ++hits;
                     continue;
                 }
+                auto c0 = std::chrono::steady_clock::now();
                 cubins[k] = compile_to_cubin(sources[firsts[k]], s);
+                nvrtc_ms[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
                 if (s.use_cache) write_atomically(file, cubins[k]);
             } catch (...) {
                 errors[k] = std::current_exception();
@@ -204,6 +208,9 @@ std::vector<cudaKernel_t> kernel_set::build(const std::vector<kernel_source>& so
     }
     std::vector<cudaKernel_t> r(sources.size());
     for (std::size_t i = 0; i < sources.size(); ++i) r[i] = distinct[which[i]];
+    for (std::size_t k = 0; k < firsts.size(); ++k)
+        if (nvrtc_ms[k] >= 0) stats.compiled.emplace_back(sources[firsts[k]].where, nvrtc_ms[k]);
+    stats.threads = std::max(stats.threads, threads);
     stats.kernels += firsts.size();
     stats.cache_hits += hits;
     stats.from_saved += from_saved;

@@ -38,6 +38,9 @@ struct kernel_build_stats {
     std::size_t cache_hits = 0;   // of those, loaded from the disk cache
     std::size_t from_saved = 0;   // of those, taken from a saved program
     double compile_ms = 0;        // wall time of compiling and loading them
+    std::size_t threads = 0;      // the most compiling at once
+    // Each kernel compiled with NVRTC (not a cache hit or saved): the instruction it is for, ms.
+    std::vector<std::pair<std::string, double>> compiled;
 };
 
 // Owns the loaded libraries (unloaded on destruction).

@@ -1,14 +1,11 @@
-"""On the GPU machine: exports five models with the local torch (random weights, default
-configs) to ONNX, and checks `kiln run --gpu -O` against PyTorch (float32 on the CPU) in fp32
+"""On the GPU machine: exports the five models of bench/torch_models.py (random weights, default
+configs) to ONNX at batch 1, and checks `kiln run --gpu -O` against PyTorch (float32 on the CPU) in fp32
 (relative L2 error < 1e-3) and with --fp16 (< 1e-2), and against ONNX Runtime on the same file
 (to tell an export difference from a kiln one); `kiln verify MODEL --gpu -O` must pass. Times
 resnet50's compile cold (empty kernel cache) and warm.
 
-  torchvision: resnet50, mobilenet_v3_large, vit_b_16 (batch 1, 224x224)
-  transformers: BertModel, GPT2Model (sequence 128, eager attention; BERT's mask pads its last 16
-                tokens). Each model is exported with the TorchScript exporter, or with dynamo where
-                ONNX Runtime on the TorchScript export does not match PyTorch (the traced masking
-                code of transformers 5 exports wrongly with padding), keeping the closer one.
+  torchvision: resnet50, mobilenet_v3_large, vit_b_16; transformers: BertModel, GPT2Model
+  (torch_models.py says how each is built and exported; gpu-test.sh pack puts it beside this file)
 
 usage: export_and_check.py KILN_BINARY WORKDIR [MODEL...] [--perf] [--bisect] [--phases] [--deadline S]
   --perf    kiln perf --gpu on resnet50 with and without the CUDA graph (KILN_GPU_GRAPHS=0)
@@ -24,22 +21,20 @@ Writes WORKDIR/models.json after each model and prints one SUMMARY line.
 import json, os, pty, re, struct, subprocess, sys, time
 
 import numpy as np
-import torch
+
+# torch_models.py: beside this file where gpu-test.sh packs both, else in the repository's bench/.
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [here, os.path.join(here, "..", "..", "..", "bench")]
+from torch_models import MODELS, export_model, rel_l2
 
 start = time.time()
 kiln, work = sys.argv[1], sys.argv[2]
 args = sys.argv[3:]
 deadline = float(args.pop(args.index("--deadline") + 1)) if "--deadline" in args else 1e9
 flags = {a for a in args if a.startswith("--")}
-which = [a for a in args if not a.startswith("--")] or [
-    "resnet50", "mobilenet_v3_large", "vit_b_16", "bert", "gpt2"]
+which = [a for a in args if not a.startswith("--")] or list(MODELS)
 os.makedirs(work, exist_ok=True)
 results = {}
-
-
-def rel_l2(got, want):
-    got, want = got.astype(np.float64), want.astype(np.float64)
-    return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30))
 
 
 def sh(args, cache=None, timeout=300):
@@ -203,118 +198,19 @@ def dump():
     json.dump(results, open(os.path.join(work, "models.json"), "w"), indent=1)
 
 
-def save(name, array):
-    path = os.path.join(work, name + ".npy")
-    np.save(path, array)
-    return path
-
-
 exporters = {}
 
 
-def ort_vs_torch(path, feeds, want):
-    import onnxruntime as ort
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return rel_l2(sess.run(None, feeds)[0], want)
+def exported(tag):
+    path, inputs, want, info = export_model(tag, work)
+    exporters[path] = info
+    return path, inputs, want
 
 
-def export(module, args, path, input_names, output_names, want=None):
-    """The TorchScript exporter (opset 17), else torch's dynamo exporter (opset 18). With `want`
-    (PyTorch's output), the export whose ONNX Runtime output is closer to it is kept: the traced
-    masking code of transformers can export wrongly, and then kiln would be checked against it."""
-    module = module.eval()   # a wrapper module is in training mode until told: dropout would stay
-    feeds = {n: a.numpy() for n, a in zip(input_names, args)}
-    tried = {}
-    for name, kwargs in (("torchscript", dict(opset_version=17, dynamo=False)),
-                         ("dynamo", dict(opset_version=18, dynamo=True, external_data=False))):
-        candidate = path + "." + name
-        try:
-            torch.onnx.export(module, args, candidate, input_names=input_names, output_names=output_names, **kwargs)
-        except Exception as e:
-            print(f"the {name} exporter failed:", str(e)[:500], flush=True)
-            continue
-        tried[name] = ort_vs_torch(candidate, feeds, want) if want is not None else 0.0
-        if tried[name] < 1e-4:
-            break
-    if not tried:
-        raise RuntimeError("both exporters failed")
-    best = min(tried, key=tried.get)
-    os.replace(path + "." + best, path)
-    exporters[path] = {"exporter": best, "ort_vs_torch_by_exporter": tried}
-
-
-def vision(name):
-    import torchvision
-    torch.manual_seed(0)
-    m = getattr(torchvision.models, name)().eval()
-    if name == "vit_b_16":   # torchvision zero-initialises ViT's head: the output would be all zeros
-        torch.nn.init.normal_(m.heads.head.weight, std=0.05)
-    if name == "mobilenet_v3_large":
-        # With its initial running statistics (mean 0, variance 1) every batch norm is the identity
-        # and the random network shrinks its activations to logits of RMS ~2.5e-10, below float16's
-        # range: the fp16 check would compare underflowed zeros. Statistics from random batches (one
-        # cumulative pass in training mode) normalise each layer as trained weights would, and the
-        # head is scaled so the logits have RMS ~1.
-        for mod in m.modules():
-            if isinstance(mod, torch.nn.BatchNorm2d):
-                mod.reset_running_stats()
-                mod.momentum = None
-        with torch.no_grad():
-            m.train()(torch.randn(8, 3, 224, 224))
-            m.eval()
-            rms = m(torch.randn(4, 3, 224, 224)).pow(2).mean().sqrt()
-            m.classifier[-1].weight /= rms
-            m.classifier[-1].bias /= rms
-    x = torch.randn(1, 3, 224, 224)
-    path = os.path.join(work, name + ".onnx")
-    with torch.no_grad():
-        want = m(x).numpy()
-    export(m, (x,), path, ["x"], ["y"], want)
-    return path, {"x": save(name + "_x", x.numpy())}, want
-
-
-class LastHidden(torch.nn.Module):   # positional inputs for the exporter, one output
-    def __init__(self, m):
-        super().__init__()
-        self.m = m
-
-    def forward(self, *args):
-        names = ["input_ids", "attention_mask"][:len(args)]
-        return self.m(**dict(zip(names, args))).last_hidden_state
-
-
-def bert():
-    from transformers import BertConfig, BertModel
-    torch.manual_seed(0)
-    m = BertModel(BertConfig(attn_implementation="eager")).eval()
-    ids = torch.randint(0, m.config.vocab_size, (1, 128))
-    mask = torch.ones(1, 128, dtype=torch.int64)
-    mask[:, -16:] = 0
-    path = os.path.join(work, "bert.onnx")
-    with torch.no_grad():
-        want = m(input_ids=ids, attention_mask=mask).last_hidden_state.numpy()
-    export(LastHidden(m), (ids, mask), path, ["input_ids", "attention_mask"], ["last_hidden_state"], want)
-    return path, {"input_ids": save("bert_ids", ids.numpy()), "attention_mask": save("bert_mask", mask.numpy())}, want
-
-
-def gpt2():
-    from transformers import GPT2Config, GPT2Model
-    torch.manual_seed(0)
-    m = GPT2Model(GPT2Config(attn_implementation="eager", use_cache=False)).eval()
-    ids = torch.randint(0, m.config.vocab_size, (1, 128))
-    path = os.path.join(work, "gpt2.onnx")
-    with torch.no_grad():
-        want = m(input_ids=ids).last_hidden_state.numpy()
-    export(LastHidden(m), (ids,), path, ["input_ids"], ["last_hidden_state"], want)
-    return path, {"input_ids": save("gpt2_ids", ids.numpy())}, want
-
-
-makers = {"resnet50": lambda: vision("resnet50"), "mobilenet_v3_large": lambda: vision("mobilenet_v3_large"),
-          "vit_b_16": lambda: vision("vit_b_16"), "bert": bert, "gpt2": gpt2}
 made = {}
 for tag in which:
     try:
-        made[tag] = makers[tag]()
+        made[tag] = exported(tag)
         check(tag, *made[tag])
         note_finished_verifies()
     except Exception as e:   # an export failure is recorded, the other models still run
