@@ -25,6 +25,7 @@
 #include "targets/gpu/error_flags.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/graph_bindings.hpp"
+#include "targets/gpu/layout_nhwc.hpp"
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
 
@@ -110,6 +111,7 @@ public:
 
         lowering_context ctx(m, libs_, [this](const instruction& i) { return address_of(i); });
         ctx.error_flags = &errors_;
+        ctx.layouts = choose_layouts(m);
         for (const auto& ins : m) {
             if (ins.is_return()) {
                 for (auto r : ins.inputs()) outputs_.push_back({&*r, {}});
@@ -122,7 +124,7 @@ public:
                 values_[&ins] = view_value(ins, std::move(in));
                 continue;
             }
-            values_[&ins] = device_value(ins.get_shape(), arena_.data() + plan_.offsets.at(&ins));
+            values_[&ins] = device_value(ctx.layout(ins), arena_.data() + plan_.offsets.at(&ins));
             find_lowering(ins)->lower(ctx, ins);
         }
         build_kernels(ctx, opts, saved.kernels);
