@@ -123,6 +123,26 @@ TEST(gpu_no_device, float32_convolutions_stay_nchw) {
     EXPECT_EQ(channels_last_filters(p.main()), 0u);
 }
 
+// A convolution over 3 channels (a model's first) stays NCHW; its activation then writes NHWC for
+// the next convolution.
+TEST(gpu_no_device, nhwc_skips_three_channel_convolutions) {
+    program p;
+    module& m = p.main();
+    auto x = m.add_parameter("x", shape(dtype::float16, lens_t{1, 3, 16, 16}));
+    value a{{"padding", to_value(ints{1, 1, 1, 1})}, {"stride", to_value(ints{1, 1})}, {"dilation", to_value(ints{1, 1})}};
+    auto w1 = m.add_literal(literal(random_argument(shape(dtype::float16, lens_t{16, 3, 3, 3}), seed(), 0)));
+    auto w2 = m.add_literal(literal(random_argument(shape(dtype::float16, lens_t{16, 16, 3, 3}), seed(), 1)));
+    auto c1 = m.add_instruction(make_op("convolution", a), {x, w1});
+    auto r = m.add_instruction(make_op("relu"), {c1});
+    auto c2 = m.add_instruction(make_op("convolution", a), {r, w2});
+    m.add_return({c2});
+    auto layouts = gpu::choose_layouts(m);
+    EXPECT_FALSE(layouts.count(&*c1));
+    EXPECT_TRUE(layouts.count(&*r));
+    EXPECT_FALSE(gpu::nhwc_convolution(*c1));
+    EXPECT_TRUE(gpu::nhwc_convolution(*c2));
+}
+
 void check_block(compute_precision prec, dtype t) {
     program p = block_program();
     compile_options opts;

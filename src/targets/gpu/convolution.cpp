@@ -1,7 +1,8 @@
 // Convolution through cuDNN 9 (the legacy convolution API of libcudnn_cnn): NCHW (any spatial
 // rank 1-3), groups, dilation, symmetric or asymmetric padding (asymmetric by padding the input
-// into scratch first). float16/bfloat16 with 2 spatial dims run channels-last (NHWC activations
-// and filter: cuDNN's tensor-core kernels on Hopper; layout_nhwc.hpp), operands in another layout
+// into scratch first). float16/bfloat16 with 2 spatial dims run channels-last where
+// channels_last_convolution says (NHWC activations and filter: cuDNN's tensor-core kernels on
+// Hopper; layout_nhwc.hpp), operands in another layout
 // copied into it first and a result the output wants in NCHW copied out. float32 computes
 // without TF32 unless allowed; float16/bfloat16 accumulate in float32. The algorithm comes from
 // the saved program or cuDNN's heuristic at load (cudnn_conv.hpp).
@@ -37,7 +38,7 @@ void lower_convolution(lowering_context& ctx, const instruction& ins, const oper
     const auto& c = op.get<ops::convolution>();
     std::string where = ctx.where(ins);
     body_operand x = in.at(0), w = in.at(1);
-    const bool nhwc = channels_last_convolution(x.s);
+    const bool nhwc = channels_last_convolution(x.s, c.group);
     auto layout = [&](const shape& s) { return nhwc ? channels_last(s) : s.as_standard(); };
     // The filter is channels-last already where it is a literal (the pass gpu_nhwc_weights).
     w = in_layout(ctx, ins, w, layout(w.s));

@@ -36,17 +36,19 @@ const instruction* convolution_of(const instruction& ins) {
     return nullptr;
 }
 
-bool channels_last_convolution(const shape& x) {
+bool channels_last_convolution(const shape& x, std::int64_t group) {
     static const bool enabled = [] {
         const char* v = std::getenv("KILN_GPU_NHWC");
         return !v || std::string_view(v) != "0";
     }();
-    return enabled && x.ndim() == 4 && (x.type() == dtype::float16 || x.type() == dtype::bfloat16);
+    if (!enabled || x.ndim() != 4 || (x.type() != dtype::float16 && x.type() != dtype::bfloat16) || group < 1) return false;
+    std::size_t per_group = x.lens()[1] / static_cast<std::size_t>(group);
+    return per_group % 8 == 0 || per_group == 1;
 }
 
 bool nhwc_convolution(const instruction& ins) {
     const instruction* c = convolution_of(ins);
-    return c && channels_last_convolution(c->inputs().at(0)->get_shape());
+    return c && channels_last_convolution(c->inputs().at(0)->get_shape(), c->get_operator().get<ops::convolution>().group);
 }
 
 namespace {
@@ -91,7 +93,7 @@ std::unordered_map<const instruction*, shape> choose_layouts(const module& main)
     for (auto it = main.end(); it != main.begin();) {
         const instruction& ins = *--it;
         if (nhwc(ins) || convolution_of(ins) || !may_be_channels_last(ins)) continue;
-        if (std::any_of(ins.outputs().begin(), ins.outputs().end(), [&](auto u) { return nhwc(*u) && convolution_of(*u); }))
+        if (std::any_of(ins.outputs().begin(), ins.outputs().end(), [](auto u) { return nhwc_convolution(*u); }))
             r.emplace(&ins, channels_last(ins.get_shape()));
     }
     return r;
