@@ -123,7 +123,7 @@ std::unordered_map<const instruction*, body_operand> body_params(lowering_contex
     auto names = body.parameter_names();
     for (std::size_t i = 0; i < names.size() && i < ins.inputs().size(); ++i) {
         const instruction& in = *ins.inputs()[i];
-        r[&*body.get_parameter(names[i])] = {ctx.address(in), in.get_shape()};
+        r[&*body.get_parameter(names[i])] = {ctx.address(in), ctx.layout(in)};
     }
     return r;
 }
@@ -188,6 +188,7 @@ void add_body_kernel(lowering_context& ctx, const instruction& ins, const module
     if (!result) fail("gpu: fused region without a result: ", ctx.where(ins));
     code += cat("const auto y = ", var_of(result), ";");
     spec.body = code;
+    spec.any_order = !checks.any();   // a check's message names the element by its row-major index
     if (checks.any()) {
         spec.error_slot = true;
         pointers.push_back(checks.slot(ctx, ins));

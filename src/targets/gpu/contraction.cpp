@@ -8,6 +8,7 @@
 #include "ops/binary.hpp"
 #include "ops/gemm.hpp"
 #include "ops/unary.hpp"
+#include "targets/gpu/layout_nhwc.hpp"
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/matmul.hpp"
 
@@ -72,10 +73,15 @@ void add_matmul(lowering_context& ctx, const instruction& ins, body_operand a, b
 body_operand materialize(lowering_context& ctx, const instruction& ins, const body_operand& o) {
     shape std_shape = o.s.as_standard();
     body_operand r{ctx.scratch(std_shape.bytes(), "a materialised operand"), std_shape};
-    elementwise_spec spec{{o.s}, std_shape, "const auto y = x0;"};
-    ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(std_shape.elements()),
-                   {r.ptr, o.ptr});
+    copy_operand(ctx, ins, o, r);
     return r;
+}
+
+void copy_operand(lowering_context& ctx, const instruction& ins, const body_operand& from, const body_operand& to) {
+    elementwise_spec spec{{from.s}, to.s, "const auto y = x0;"};
+    spec.any_order = true;
+    ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(to.s.elements()),
+                   {to.ptr, from.ptr});
 }
 
 void lower_contraction(lowering_context& ctx, const instruction& ins, const operation& op,
@@ -121,7 +127,7 @@ bool is_contraction(const instruction& ins) {
 
 std::vector<body_operand> operands_of(lowering_context& ctx, const instruction& ins) {
     std::vector<body_operand> r;
-    for (auto i : ins.inputs()) r.push_back({ctx.address(*i), i->get_shape()});
+    for (auto i : ins.inputs()) r.push_back({ctx.address(*i), ctx.layout(*i)});
     return r;
 }
 
@@ -129,8 +135,11 @@ const gpu_lowering_registrar contraction_lowering{{
     "dot, gemm or convolution (cuBLASLt, cuDNN)",
     [](const instruction& ins) { return is_contraction(ins); },
     [](lowering_context& ctx, const instruction& ins) {
-        lower_contraction(ctx, ins, ins.get_operator(), operands_of(ctx, ins), {ctx.address(ins), ins.get_shape()});
+        lower_contraction(ctx, ins, ins.get_operator(), operands_of(ctx, ins), {ctx.address(ins), ctx.layout(ins)});
     },
+    true,
+    false,
+    true,
     true,
 }};
 
@@ -196,18 +205,26 @@ const gpu_lowering_registrar epilogue_lowering{{
         std::vector<body_operand> in;
         for (auto i : anchor->inputs()) in.push_back(region_input(ctx, ins, *i, known));
         if (try_library_epilogue(ctx, ins, body, *anchor, in, known)) return;
-        const shape& as = anchor->get_shape();
+        const shape& out = ctx.layout(ins);
+        // The product channels-last for an NHWC convolution (the epilogue kernel then writes the
+        // output's layout, whichever it is), else standard.
+        shape as = nhwc_convolution(ins) ? channels_last(anchor->get_shape()) : anchor->get_shape().as_standard();
         body_operand result{ctx.address(ins), as};
         // The product goes straight into the output when the epilogue can read and write each
         // element in place (same type and layout), else into scratch memory.
-        if (!(as == ins.get_shape() && as.standard()))
-            result.ptr = ctx.scratch(as.as_standard().bytes(), "a fused epilogue's product");
+        if (!same_layout(as, out)) result.ptr = ctx.scratch(as.bytes(), "a fused epilogue's product");
         lower_contraction(ctx, ins, anchor->get_operator(), in, result);
         const instruction& ret = *std::prev(body.end());
-        if (&*ret.inputs().at(0) == anchor) return;   // nothing after the product
+        if (&*ret.inputs().at(0) == anchor) {   // nothing after the product
+            if (result.ptr != ctx.address(ins)) copy_operand(ctx, ins, result, {ctx.address(ins), out});
+            return;
+        }
         known[anchor] = result;
-        add_body_kernel(ctx, ins, body, known, ctx.address(ins), ins.get_shape());
+        add_body_kernel(ctx, ins, body, known, ctx.address(ins), out);
     },
+    true,
+    false,
+    true,
     true,
 }};
 

@@ -1,7 +1,11 @@
 // Convolution through cuDNN 9 (the legacy convolution API of libcudnn_cnn): NCHW (any spatial
 // rank 1-3), groups, dilation, symmetric or asymmetric padding (asymmetric by padding the input
-// into scratch first). float32 computes without TF32 unless allowed; float16/bfloat16 accumulate
-// in float32. The algorithm comes from the saved program or cuDNN's heuristic at load (cudnn_conv.hpp).
+// into scratch first). float16/bfloat16 with 2 spatial dims run channels-last where
+// channels_last_convolution says (NHWC activations and filter: cuDNN's tensor-core kernels on
+// Hopper; layout_nhwc.hpp), operands in another layout
+// copied into it first and a result the output wants in NCHW copied out. float32 computes
+// without TF32 unless allowed; float16/bfloat16 accumulate in float32. The algorithm comes from
+// the saved program or cuDNN's heuristic at load (cudnn_conv.hpp).
 #include <cudnn.h>
 
 #include <memory>
@@ -12,17 +16,32 @@
 #include "targets/gpu/contraction.hpp"
 #include "targets/gpu/cudnn_conv.hpp"
 #include "targets/gpu/gpu_error.hpp"
+#include "targets/gpu/layout_nhwc.hpp"
 #include "targets/gpu/libraries.hpp"
 
 namespace kiln::gpu {
+
+namespace {
+
+// o in `layout`: itself, or a copy in scratch memory.
+body_operand in_layout(lowering_context& ctx, const instruction& ins, const body_operand& o, const shape& layout) {
+    if (same_layout(o.s, layout)) return o;
+    body_operand r{ctx.scratch(layout.bytes(), "a convolution operand in another layout"), layout};
+    copy_operand(ctx, ins, o, r);
+    return r;
+}
+
+}  // namespace
 
 void lower_convolution(lowering_context& ctx, const instruction& ins, const operation& op,
                        const std::vector<body_operand>& in, const body_operand& out) {
     const auto& c = op.get<ops::convolution>();
     std::string where = ctx.where(ins);
     body_operand x = in.at(0), w = in.at(1);
-    if (!x.s.standard()) x = materialize(ctx, ins, x);
-    if (!w.s.standard()) w = materialize(ctx, ins, w);
+    const bool nhwc = channels_last_convolution(x.s, c.group);
+    auto layout = [&](const shape& s) { return nhwc ? channels_last(s) : s.as_standard(); };
+    // The filter is channels-last already where it is a literal (the pass gpu_nhwc_weights).
+    w = in_layout(ctx, ins, w, layout(w.s));
     std::size_t dims = x.s.lens().size() - 2;
     if (dims < 1 || dims > 3) fail("gpu: cuDNN convolution takes 1 to 3 spatial dims: ", where);
     auto win = ops::window::make(dims, c.padding, c.stride, c.dilation);
@@ -49,16 +68,20 @@ void lower_convolution(lowering_context& ctx, const instruction& ins, const oper
         x = p;
         std::fill(win.pad_begin.begin(), win.pad_begin.end(), 0);
     }
+    x = in_layout(ctx, ins, x, layout(x.s));
+    body_operand y = out;
+    if (!same_layout(y.s, layout(out.s))) y = {ctx.scratch(out.s.bytes(), "a convolution result in another layout"), layout(out.s)};
     auto& libs = ctx.libraries();
     auto plan = std::make_shared<dnn_convolution>(x.s.type(), x.s.lens(), w.s.lens(), out.s.lens(), win.pad_begin, win.stride,
-                                                  win.dilation, c.group, libs.allow_tf32, where);
+                                                  win.dilation, c.group, libs.allow_tf32, where, nhwc);
     dnn_algorithm algo = choose_forward(libs, *plan);
-    ctx.add_step(ins, [plan, algo, h = libs.dnn(), xp = x.ptr, wp = w.ptr, yp = out.ptr, &libs](cudaStream_t) {
+    ctx.add_step(ins, [plan, algo, h = libs.dnn(), xp = x.ptr, wp = w.ptr, yp = y.ptr, &libs](cudaStream_t) {
         KILN_GPU_CHECK(cudnnConvolutionForward(h, plan->one(), plan->x, xp, plan->w, wp, plan->conv,
                                                static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), libs.workspace(),
                                                algo.workspace, plan->zero(), plan->y, yp),
                        cat("running the convolution of ", plan->where));
     });
+    if (y.ptr != out.ptr) copy_operand(ctx, ins, y, out);
 }
 
 }  // namespace kiln::gpu

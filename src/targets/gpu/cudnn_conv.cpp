@@ -27,6 +27,9 @@ std::vector<int> standard_strides(const std::vector<int>& lens) {
     return s;
 }
 
+// NHWC strides of {N, C, H, W} lens.
+std::vector<int> channels_last_strides(const std::vector<int>& l) { return {l[1] * l[2] * l[3], 1, l[3] * l[1], l[1]}; }
+
 std::string list(const std::vector<int>& v) {
     std::string s;
     for (int x : v) s += (s.empty() ? "" : "x") + std::to_string(x);
@@ -70,8 +73,10 @@ dnn_algorithm choose(library_handles& libs, const dnn_convolution& c, const char
 
 dnn_convolution::dnn_convolution(dtype t, std::vector<std::size_t> xl, std::vector<std::size_t> wl,
                                  std::vector<std::size_t> yl, std::vector<std::size_t> pad, std::vector<std::size_t> stride,
-                                 std::vector<std::size_t> dilation, std::size_t group, bool allow_tf32, std::string where_)
+                                 std::vector<std::size_t> dilation, std::size_t group, bool allow_tf32, std::string where_,
+                                 bool channels_last)
     : where(std::move(where_)) {
+    if (channels_last && xl.size() != 4) fail("gpu: an NHWC convolution takes 2 spatial dims (", where, ")");
     cudnnDataType_t dt = dnn_type(t, where);
     f64 = dt == CUDNN_DATA_DOUBLE;
     exact_fp32 = dt == CUDNN_DATA_FLOAT && !allow_tf32;
@@ -84,15 +89,19 @@ dnn_convolution::dnn_convolution(dtype t, std::vector<std::size_t> xl, std::vect
     std::vector<int> xi = ints(xl), wi = ints(wl), yi = ints(yl), p = ints(pad), s = ints(stride), d = ints(dilation);
     cudnnMathType_t math = dt == CUDNN_DATA_FLOAT ? (allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH) : CUDNN_TENSOR_OP_MATH;
     problem = cat(dtype_name(t), " x ", list(xi), " w ", list(wi), " y ", list(yi), " pad ", list(p), " stride ", list(s),
-                  " dilation ", list(d), " group ", group, " math ", static_cast<int>(math));
+                  " dilation ", list(d), " group ", group, " math ", static_cast<int>(math), channels_last ? " nhwc" : "");
+    auto strides = channels_last ? channels_last_strides : standard_strides;
     std::string msg = cat("describing the convolution of ", where);
     KILN_GPU_CHECK(cudnnCreateTensorDescriptor(&x), msg);
     KILN_GPU_CHECK(cudnnCreateTensorDescriptor(&y), msg);
     KILN_GPU_CHECK(cudnnCreateFilterDescriptor(&w), msg);
     KILN_GPU_CHECK(cudnnCreateConvolutionDescriptor(&conv), msg);
-    KILN_GPU_CHECK(cudnnSetTensorNdDescriptor(x, dt, static_cast<int>(xi.size()), xi.data(), standard_strides(xi).data()), msg);
-    KILN_GPU_CHECK(cudnnSetTensorNdDescriptor(y, dt, static_cast<int>(yi.size()), yi.data(), standard_strides(yi).data()), msg);
-    KILN_GPU_CHECK(cudnnSetFilterNdDescriptor(w, dt, CUDNN_TENSOR_NCHW, static_cast<int>(wi.size()), wi.data()), msg);
+    KILN_GPU_CHECK(cudnnSetTensorNdDescriptor(x, dt, static_cast<int>(xi.size()), xi.data(), strides(xi).data()), msg);
+    KILN_GPU_CHECK(cudnnSetTensorNdDescriptor(y, dt, static_cast<int>(yi.size()), yi.data(), strides(yi).data()), msg);
+    // The filter's dims are given as {M, C, kH, kW} in either format.
+    KILN_GPU_CHECK(cudnnSetFilterNdDescriptor(w, dt, channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                              static_cast<int>(wi.size()), wi.data()),
+                   msg);
     KILN_GPU_CHECK(cudnnSetConvolutionNdDescriptor(conv, static_cast<int>(p.size()), p.data(), s.data(), d.data(),
                                                    CUDNN_CROSS_CORRELATION, f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT),
                    msg);

@@ -14,13 +14,14 @@ namespace kiln::gpu {
 struct library_handles;
 
 // The descriptors of y = conv(x, w) (a deconvolution computes x from y). Lens are N, C and 1-3
-// spatial dims, all standard; 1-d problems get a spatial dim of 1 in front (cuDNN wants at least
+// spatial dims, all standard, or with `channels_last` (2 spatial dims only) x and y NHWC and the
+// filter {M, kH, kW, C/group}; 1-d problems get a spatial dim of 1 in front (cuDNN wants at least
 // 4 dims). Padding is symmetric (`pad` per spatial dim): callers pad asymmetric cases themselves.
 // float32 computes without TF32 unless allowed; float16/bfloat16 accumulate in float32.
 struct dnn_convolution {
     dnn_convolution(dtype t, std::vector<std::size_t> x, std::vector<std::size_t> w, std::vector<std::size_t> y,
                     std::vector<std::size_t> pad, std::vector<std::size_t> stride, std::vector<std::size_t> dilation,
-                    std::size_t group, bool allow_tf32, std::string where);
+                    std::size_t group, bool allow_tf32, std::string where, bool channels_last = false);
     ~dnn_convolution();
     dnn_convolution(const dnn_convolution&) = delete;
     dnn_convolution& operator=(const dnn_convolution&) = delete;

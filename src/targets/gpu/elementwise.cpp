@@ -66,7 +66,40 @@ std::string compute_type(dtype t) {
     return is_signed(t) ? "kiln::i64" : "kiln::u64";
 }
 
-kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::string& where) {
+namespace {
+
+// s with its dims in `order`.
+shape permuted(const shape& s, const std::vector<std::size_t>& order) {
+    std::vector<std::size_t> lens, strides;
+    for (auto d : order) {
+        lens.push_back(s.lens()[d]);
+        strides.push_back(s.strides()[d]);
+    }
+    return shape(s.type(), lens, strides);
+}
+
+// The spec with every operand's dims in the output's memory order, so the output is standard and
+// consecutive threads write consecutive elements. Only where that changes nothing else: the body
+// does not use i, and every operand is broadcast to the output's lens.
+elementwise_spec in_memory_order(const elementwise_spec& spec) {
+    const shape& out = spec.output;
+    if (!spec.any_order || out.standard() || !out.packed() || is_packed(out.type()) || !spec.divisors.empty())
+        return spec;
+    for (const auto& s : spec.inputs)
+        if (s.lens() != out.lens()) return spec;
+    std::vector<std::size_t> order(out.ndim());
+    for (std::size_t d = 0; d < order.size(); ++d) order[d] = d;
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return out.strides()[a] > out.strides()[b]; });
+    elementwise_spec r = spec;
+    r.output = permuted(out, order);
+    for (auto& s : r.inputs) s = permuted(s, order);
+    return r;
+}
+
+}  // namespace
+
+kernel_source make_elementwise_kernel(const elementwise_spec& given, const std::string& where) {
+    const elementwise_spec spec = in_memory_order(given);
     const shape& out = spec.output;
     const bool packed_out = is_packed(out.type());
     if (packed_out && !out.standard()) fail("gpu: a packed output must be standard, got ", to_string(out), ": ", where);

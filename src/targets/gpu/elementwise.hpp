@@ -34,6 +34,9 @@ struct elementwise_spec {
     // The body checks its data (device/kiln_error.cuh): the kernel takes the instruction's error
     // slot `err` as its last parameter.
     bool error_slot = false;
+    // The body does not use the index `i`: the kernel may walk the elements in the output's
+    // memory order (a channels-last output written contiguously, not with a stride of C).
+    bool any_order = false;
 };
 
 kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::string& where);

@@ -341,7 +341,11 @@ const gpu_lowering_registrar fused_reduce_lowering{{
             if (b.get_operator().traits().reduction && !lane_reducible(b)) return false;
         return true;
     },
-    [](lowering_context& ctx, const instruction& ins) { fused_reduce_generator(ctx, ins).generate(); }}};
+    [](lowering_context& ctx, const instruction& ins) { fused_reduce_generator(ctx, ins).generate(); },
+    false,
+    false,
+    true,
+}};
 
 }  // namespace
 }  // namespace kiln::gpu

@@ -26,6 +26,7 @@
 #include "targets/gpu/flash_attention.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/graph_bindings.hpp"
+#include "targets/gpu/layout_nhwc.hpp"
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
 
@@ -114,6 +115,7 @@ public:
 
         lowering_context ctx(m, libs_, [this](const instruction& i) { return address_of(i); });
         ctx.error_flags = &errors_;
+        ctx.layouts = choose_layouts(m);
         for (const auto& ins : m) {
             if (ins.is_return()) {
                 for (auto r : ins.inputs()) outputs_.push_back({&*r, {}});
@@ -126,7 +128,7 @@ public:
                 values_[&ins] = view_value(ins, std::move(in));
                 continue;
             }
-            values_[&ins] = device_value(ins.get_shape(), arena_.data() + plan_.offsets.at(&ins));
+            values_[&ins] = device_value(ctx.layout(ins), arena_.data() + plan_.offsets.at(&ins));
             find_lowering(ins)->lower(ctx, ins);
         }
         auto t3 = std::chrono::steady_clock::now();

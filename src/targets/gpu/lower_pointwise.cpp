@@ -38,9 +38,11 @@ const gpu_lowering_registrar region{{
     },
     [](lowering_context& ctx, const instruction& ins) {
         const module& body = *ins.module_inputs().at(0);
-        add_body_kernel(ctx, ins, body, body_params(ctx, ins, body), ctx.address(ins), ins.get_shape());
+        add_body_kernel(ctx, ins, body, body_params(ctx, ins, body), ctx.address(ins), ctx.layout(ins));
     },
     false,
+    true,
+    true,
     true,
 }};
 
@@ -57,12 +59,14 @@ const gpu_lowering_registrar single{{
         for (std::size_t i = 0; i < ins.inputs().size(); ++i) {
             const instruction& in = *ins.inputs()[i];
             params.push_back(body.add_parameter("x" + std::to_string(i), in.get_shape()));
-            known[&*params.back()] = {ctx.address(in), in.get_shape()};
+            known[&*params.back()] = {ctx.address(in), ctx.layout(in)};
         }
         body.add_return({body.add_instruction(ins.get_operator(), params)});
-        add_body_kernel(ctx, ins, body, known, ctx.address(ins), ins.get_shape());
+        add_body_kernel(ctx, ins, body, known, ctx.address(ins), ctx.layout(ins));
     },
     false,
+    true,
+    true,
     true,
 }};
 

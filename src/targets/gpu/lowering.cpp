@@ -8,6 +8,7 @@
 #include "passes/pipeline.hpp"
 #include "targets/gpu/dynamic_runner.hpp"
 #include "targets/gpu/gpu_error.hpp"
+#include "targets/gpu/layout_nhwc.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -196,6 +197,7 @@ void check_supported(const module& m) {
 
 std::vector<pass> gpu_passes(const compile_options& opts) {
     auto ps = generic_passes(opts, fusion_policy{.epilogues = true, .reductions = true, .pointwise = true});
+    ps.push_back(nhwc_weights{});
     ps.push_back(pass{"gpu_check_supported", [](module& m) { check_supported(m); }});
     return ps;
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/module.hpp"
@@ -47,6 +48,13 @@ public:
 
     const module& main() const { return m_; }
     std::byte* address(const instruction& ins) const { return address_(ins); }
+    // The layout of the buffer holding ins's value: channels-last where `layouts` says so
+    // (layout_nhwc.hpp), else its IR shape. Lowerings marked `reads_layouts` read their inputs
+    // with it; those marked `writes_layouts` write their result in it.
+    const shape& layout(const instruction& ins) const {
+        auto it = layouts.find(&ins);
+        return it == layouts.end() ? ins.get_shape() : it->second;
+    }
     // Element i of a tuple result `ins` computes (topk's values and indices): its planned buffer's
     // elements lie one after another (tuple_element_offset in passes/analysis/memory_plan.hpp).
     std::byte* element_address(const instruction& ins, std::size_t i) const;
@@ -66,6 +74,7 @@ public:
     void* error_slot(const instruction& ins, error_explainer explain);
 
     device_error_flags* error_flags = nullptr;   // the executable's; set before lowering
+    std::unordered_map<const instruction*, shape> layouts;   // set before lowering (choose_layouts)
     // Set by the dynamic runner: scratch and uploads come from its caching allocator (kept by
     // the caller, given back once the steps are enqueued: reuse is ordered on `stream`, which
     // uploads are enqueued on too). Unset: owned device buffers (scratch_buffers).
@@ -92,6 +101,8 @@ struct gpu_lowering {
     bool library = false;   // plans a cuBLASLt or cuDNN call while lowering, so it needs a device
     // Takes the small element types too (fp8, fp8e8m0, the packed int4/uint4/int2/uint2/fp4e2m1).
     bool small_types = false;
+    bool reads_layouts = false;    // reads every input through ctx.layout (any strides)
+    bool writes_layouts = false;   // writes its result in ctx.layout (channels-last too)
 };
 
 const std::vector<gpu_lowering>& gpu_lowerings();

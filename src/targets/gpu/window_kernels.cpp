@@ -24,8 +24,13 @@ std::string list(const std::vector<std::size_t>& v) {
 
 void lower_pooling(lowering_context& ctx, const instruction& ins) {
     const auto& op = ins.get_operator().get<ops::pooling>();
-    const shape& x = ins.inputs().at(0)->get_shape();
-    const shape& y = ins.get_shape();
+    const shape& x = ctx.layout(*ins.inputs().at(0));
+    const shape& y = ctx.layout(ins);
+    if (!y.packed()) fail("gpu: pooling into an output with gaps or overlaps: ", ctx.where(ins));
+    // Threads walk the output in its memory order (channels-last too), so writes are contiguous.
+    std::vector<std::size_t> order(y.ndim());
+    for (std::size_t d = 0; d < order.size(); ++d) order[d] = d;
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return y.strides()[a] > y.strides()[b]; });
     std::size_t dims = x.lens().size() - 2;
     ops::window win = op.global ? ops::window::make(dims, {}, {}, {})
                                 : ops::window::make(dims, op.padding, op.stride, op.dilations, "stride", "dilations");
@@ -38,8 +43,8 @@ void lower_pooling(lowering_context& ctx, const instruction& ins) {
                            "* __restrict__ y, const ", device_type(x.type()), "* __restrict__ x) {\n",
                            "    for (kiln::index_t i = kiln::global_thread(); i < ", y.elements(), "ull; i += kiln::grid_threads()) {\n",
                            "        kiln::index_t r = i; kiln::i64 o[", x.lens().size(), "];\n");
-    for (std::size_t d = x.lens().size(); d-- > 0;)
-        code += cat("        o[", d, "] = (kiln::i64)(r % ", y.lens()[d], "ull); r /= ", y.lens()[d], "ull;\n");
+    for (std::size_t k = order.size(); k-- > 0;)
+        code += cat("        o[", order[k], "] = (kiln::i64)(r % ", y.lens()[order[k]], "ull); r /= ", y.lens()[order[k]], "ull;\n");
     code += cat("        const kiln::i64 base = o[0] * ", x.strides()[0], "ll + o[1] * ", x.strides()[1], "ll;\n",
                 "        float mx = kiln::neg_inf_f(), sum = 0, lp = 0; kiln::i64 real = 0, padded = 0;\n",
                 "        for (kiln::index_t t = 0; t < ", taps, "ull; ++t) {\n",
@@ -57,8 +62,8 @@ void lower_pooling(lowering_context& ctx, const instruction& ins) {
     std::string result = op.mode == "max"      ? "mx"
                          : op.mode == "lpnorm" ? cat("pow(lp, 1.0f / ", op.lp_order, ".0f)")
                                                : cat("sum / (float)(real", op.count_include_pad ? " + padded" : "", ")");
-    code += cat("        kiln::store(y[", y.standard() ? "i" : "0", "], ", result, ");\n    }\n}\n");
-    if (!y.standard()) fail("gpu: pooling into a non-standard output: ", ctx.where(ins));
+    // In memory order the i-th element is at offset i.
+    code += cat("        kiln::store(y[i], ", result, ");\n    }\n}\n");
     code.insert(code.find("\n") + 1, "#include \"kiln_lane.cuh\"\n");
     ctx.add_kernel(ins, {"kiln_pool", code, ctx.where(ins)}, elementwise_launch(y.elements()),
                    {ctx.address(ins), ctx.address(*ins.inputs()[0])});
@@ -140,7 +145,12 @@ void lower_attention(lowering_context& ctx, const instruction& ins) {
 const gpu_lowering_registrar pooling_lowering{{
     "pooling (generated kernel)",
     [](const instruction& ins) { return ins.get_operator().get_if<ops::pooling>() != nullptr; },
-    [](lowering_context& ctx, const instruction& ins) { lower_pooling(ctx, ins); }}};
+    [](lowering_context& ctx, const instruction& ins) { lower_pooling(ctx, ins); },
+    false,
+    false,
+    true,
+    true,
+}};
 const gpu_lowering_registrar attention_lowering{{
     "attention (generated kernel, one block per query row)",
     [](const instruction& ins) { return ins.get_operator().get_if<ops::attention>() != nullptr && !flash_attention_takes(ins); },

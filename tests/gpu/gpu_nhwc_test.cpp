@@ -1,0 +1,174 @@
+// Channels-last convolutions (targets/gpu/layout_nhwc.hpp): which values the gpu target keeps in
+// NHWC (no device needed), and a block of the models' shapes (convolutions with bias, relu and
+// a residual add, max pooling, a depthwise convolution, an asymmetrically padded strided one, a
+// squeeze-excitation, global pooling and the classifier) against ref on fresh random inputs and
+// weights, in float16, bfloat16 and float32 (which stays NCHW).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <sstream>
+
+#include "core/eval.hpp"
+#include "core/printer.hpp"
+#include "core/random.hpp"
+#include "core/reflect.hpp"
+#include "core/target.hpp"
+#include "ops/pooling.hpp"
+#include "targets/gpu/layout_nhwc.hpp"
+#include "targets/gpu/lowering.hpp"
+#include "tools/compare.hpp"
+
+namespace kiln {
+namespace {
+
+using lens_t = std::vector<std::size_t>;
+using ints = std::vector<std::int64_t>;
+
+std::uint64_t seed() {
+    static const std::uint64_t s = std::random_device{}();
+    return s;
+}
+
+// The block in float32 (compiled in fp16/bf16 through the precision option, as models are); its
+// weights are fresh random literals. Returns the classifier's output and the residual sum (a
+// value main returns, so it must come back in NCHW).
+program block_program() {
+    program p;
+    module& m = p.main();
+    std::size_t k = 0;
+    auto lit = [&](lens_t lens) { return m.add_literal(literal(random_argument(shape(dtype::float32, lens), seed(), k++))); };
+    auto op = [&](const char* name, std::vector<instruction_ref> in, value attrs = value()) {
+        return m.add_instruction(make_op(name, attrs), std::move(in));
+    };
+    auto conv = [&](instruction_ref x, lens_t w, ints pad, ints stride, std::int64_t group) {
+        value a{{"padding", to_value(pad)}, {"stride", to_value(stride)}, {"dilation", to_value(ints{1, 1})}, {"group", value(group)}};
+        return op("convolution", {x, lit(w)}, a);
+    };
+    auto x = m.add_parameter("x", shape(dtype::float32, lens_t{2, 8, 12, 12}));
+    auto c1 = op("relu", {op("add", {conv(x, {16, 8, 3, 3}, {1, 1, 1, 1}, {1, 1}, 1), lit({1, 16, 1, 1})})});
+    auto p1 = op("pooling", {c1}, value{{"mode", value("max")}, {"padding", to_value(ints{1, 1, 1, 1})},
+                                         {"stride", to_value(ints{2, 2})}, {"lengths", to_value(ints{3, 3})}});
+    auto c2 = op("add", {conv(p1, {16, 16, 1, 1}, {0, 0, 0, 0}, {1, 1}, 1), lit({1, 16, 1, 1})});
+    auto r = op("relu", {op("add", {c2, p1})});
+    auto d = op("hard_swish", {conv(r, {16, 1, 3, 3}, {1, 1, 1, 1}, {1, 1}, 16)});
+    auto a = conv(d, {24, 16, 3, 3}, {0, 0, 1, 1}, {2, 2}, 1);   // asymmetric padding
+    auto s = op("reduce_mean", {a}, value{{"axes", to_value(ints{2, 3})}, {"keepdims", value(true)}});
+    auto e = op("mul", {a, op("sigmoid", {conv(s, {24, 24, 1, 1}, {0, 0, 0, 0}, {1, 1}, 1)})});
+    auto g = op("pooling", {e}, value{{"mode", value("average")}, {"global", value(true)}});
+    auto f = op("flatten", {g}, value{{"axis", value(std::int64_t{1})}});
+    auto y = op("dot", {f, lit({24, 10})});
+    m.add_return({y, r});
+    return p;
+}
+
+std::string printed(const program& p) {
+    std::ostringstream os;
+    print(os, p, 0);
+    return os.str();
+}
+
+program lowered(compute_precision prec) {
+    program p = block_program();
+    compile_options opts;
+    opts.precision = prec;
+    run_passes(p, gpu::gpu_passes(opts));
+    return p;
+}
+
+std::size_t channels_last_filters(const module& m) {
+    std::size_t n = 0;
+    for (const auto& ins : m)
+        if (gpu::convolution_of(ins) && gpu::nhwc_convolution(ins))
+            for (auto i : ins.inputs()) n += i->get_shape().ndim() == 4 && i->inputs().size() == 1 &&
+                                             i->inputs()[0]->is_literal() && gpu::is_channels_last(i->get_shape());
+    return n;
+}
+
+TEST(gpu_no_device, nhwc_layouts_of_a_float16_block) {
+    program p = lowered(compute_precision::fp16);
+    const module& m = p.main();
+    auto layouts = gpu::choose_layouts(m);
+    std::size_t convs = 0, nhwc_convs = 0;
+    for (const auto& ins : m) {
+        if (gpu::convolution_of(ins)) {
+            ++convs;
+            nhwc_convs += layouts.count(&ins);
+        }
+        // Never a returned value, nor one a view (the flatten) or a GEMM reads.
+        for (auto u : ins.outputs())
+            if (u->is_return() || !gpu::find_lowering(*u) || !gpu::find_lowering(*u)->reads_layouts)
+                EXPECT_FALSE(layouts.count(&ins)) << describe(m, ins);
+    }
+    for (const auto& [ins, s] : layouts) EXPECT_TRUE(gpu::is_channels_last(s)) << describe(m, *ins);
+    EXPECT_EQ(convs, 5u) << printed(p);
+    // All of them: the residual sum main returns is converted to float32 by a kernel of its own,
+    // which reads NHWC and writes NCHW.
+    EXPECT_EQ(nhwc_convs, convs) << printed(p);
+    // The max pooling and the input's conversion to float16 (the edge) are NHWC too.
+    bool pool = false, edge = false;
+    for (const auto& [ins, s] : layouts) {
+        pool = pool || ins->get_operator().get_if<ops::pooling>();
+        edge = edge || std::any_of(ins->inputs().begin(), ins->inputs().end(), [](auto i) { return i->is_param(); });
+    }
+    EXPECT_TRUE(pool) << printed(p);
+    EXPECT_TRUE(edge) << printed(p);
+    // Every literal filter of the NHWC convolutions was transposed once, at compile time.
+    EXPECT_EQ(channels_last_filters(m), convs) << printed(p);
+}
+
+TEST(gpu_no_device, float32_convolutions_stay_nchw) {
+    program p = lowered(compute_precision::fp32);
+    EXPECT_TRUE(gpu::choose_layouts(p.main()).empty()) << printed(p);
+    EXPECT_EQ(channels_last_filters(p.main()), 0u);
+}
+
+// A convolution over 3 channels (a model's first) stays NCHW; its activation then writes NHWC for
+// the next convolution.
+TEST(gpu_no_device, nhwc_skips_three_channel_convolutions) {
+    program p;
+    module& m = p.main();
+    auto x = m.add_parameter("x", shape(dtype::float16, lens_t{1, 3, 16, 16}));
+    value a{{"padding", to_value(ints{1, 1, 1, 1})}, {"stride", to_value(ints{1, 1})}, {"dilation", to_value(ints{1, 1})}};
+    auto w1 = m.add_literal(literal(random_argument(shape(dtype::float16, lens_t{16, 3, 3, 3}), seed(), 0)));
+    auto w2 = m.add_literal(literal(random_argument(shape(dtype::float16, lens_t{16, 16, 3, 3}), seed(), 1)));
+    auto c1 = m.add_instruction(make_op("convolution", a), {x, w1});
+    auto r = m.add_instruction(make_op("relu"), {c1});
+    auto c2 = m.add_instruction(make_op("convolution", a), {r, w2});
+    m.add_return({c2});
+    auto layouts = gpu::choose_layouts(m);
+    EXPECT_FALSE(layouts.count(&*c1));
+    EXPECT_TRUE(layouts.count(&*r));
+    EXPECT_FALSE(gpu::nhwc_convolution(*c1));
+    EXPECT_TRUE(gpu::nhwc_convolution(*c2));
+}
+
+void check_block(compute_precision prec, dtype t) {
+    program p = block_program();
+    compile_options opts;
+    opts.precision = prec;
+    auto gpu = make_target("gpu")->compile(p.clone(), opts);
+    // ref in the same precision, so that both round each op's result alike: through five
+    // convolutions bfloat16's rounding alone moves a few values past the tolerance of one op.
+    auto ref = make_target("ref")->compile(p.clone(), opts);
+    param_map in{{"x", random_argument(shape(dtype::float32, lens_t{2, 8, 12, 12}), seed(), 99)}};
+    auto want = ref->run(in);
+    std::vector<argument> w;
+    for (auto& a : want) w.push_back(a.copy());
+    for (int run = 0; run < 2; ++run) {   // the first run launches step by step, the second replays the graph
+        auto got = gpu->run(in);
+        ASSERT_EQ(got.size(), 2u);
+        for (std::size_t i = 0; i < 2; ++i) {
+            auto c = compare_results(got[i].copy(), w[i], default_tolerances(t, prec));
+            EXPECT_TRUE(c.pass) << dtype_name(t) << " output " << i << " run " << run << " seed " << seed() << "\n"
+                                << describe(c);
+        }
+    }
+}
+
+TEST(gpu_nhwc, block_float16_matches_ref) { check_block(compute_precision::fp16, dtype::float16); }
+TEST(gpu_nhwc, block_bfloat16_matches_ref) { check_block(compute_precision::bf16, dtype::bfloat16); }
+TEST(gpu_nhwc, block_float32_matches_ref) { check_block(compute_precision::fp32, dtype::float32); }
+
+}  // namespace
+}  // namespace kiln
