@@ -96,9 +96,11 @@ TEST(gpu_no_device, nhwc_layouts_of_a_float16_block) {
             nhwc_convs += layouts.count(&ins);
         }
         // Never a returned value, nor one a view (the flatten) or a GEMM reads.
-        for (auto u : ins.outputs())
-            if (u->is_return() || !gpu::find_lowering(*u) || !gpu::find_lowering(*u)->reads_layouts)
+        for (auto u : ins.outputs()) {
+            if (u->is_return() || !gpu::find_lowering(*u) || !gpu::find_lowering(*u)->reads_layouts) {
                 EXPECT_FALSE(layouts.count(&ins)) << describe(m, ins);
+            }
+        }
     }
     for (const auto& [ins, s] : layouts) EXPECT_TRUE(gpu::is_channels_last(s)) << describe(m, *ins);
     EXPECT_EQ(convs, 5u) << printed(p);
