@@ -2,7 +2,8 @@
 // rows per warp of one (batch, head); key/value tiles of BC rows pass through shared memory, the
 // warp's scores Q·Kᵀ and its sum P·V run on the tensor cores (mma.sync m16n8k16, fp32
 // accumulation), and the softmax is online in fp32 (a running max and sum per row), so the score
-// matrix never leaves registers. The generated source gives the problem as a configuration:
+// matrix never leaves registers. Tiles arrive by cp.async, the next key/value tile copied while
+// the current one is computed where two buffers fit. The generated source gives the problem as a configuration:
 //   struct cfg {
 //       typedef kiln::half T;      // q, k, v and y (half or bf16)
 //       typedef bool M;            // the mask's element type (bool, or T for an additive mask)
@@ -64,28 +65,35 @@ template <> struct mma<bf16> {
     }
 };
 
-struct __align__(16) chunk { u32 x, y, z, w; };
-
 // Rows [first, first + ROWS) of a [rows, W] operand (row stride RS, column stride CS) into shared
-// memory with pitch P; rows at or past `limit` are zeros (tails). VEC: 16-byte loads.
-template <int ROWS, int W, int P, bool VEC, long long RS, long long CS, class T>
+// memory with pitch P by THREADS threads; rows at or past `limit` are zeros (tails). VEC: 16-byte
+// cp.async copies that land in the background (cp_wait, then a barrier, before reading them);
+// otherwise element by element, landed when the call returns.
+template <int ROWS, int W, int P, bool VEC, long long RS, long long CS, int THREADS, class T>
 __device__ __forceinline__ void load_rows(u16* dst, const T* src, long long first, long long limit) {
     const u16* s = reinterpret_cast<const u16*>(src);
     if constexpr (VEC) {
         constexpr int CH = W / 8;
-        for (int c = threadIdx.x; c < ROWS * CH; c += blockDim.x) {
-            const int r = c / CH, col = (c % CH) * 8;
-            chunk x = {0, 0, 0, 0};
-            if (first + r < limit) x = *reinterpret_cast<const chunk*>(s + (first + r) * RS + col);
-            *reinterpret_cast<chunk*>(dst + r * P + col) = x;
+#pragma unroll
+        for (int it = 0; it < (ROWS * CH + THREADS - 1) / THREADS; ++it) {
+            const int c = threadIdx.x + it * THREADS, r = c / CH, col = (c % CH) * 8;
+            if (ROWS * CH % THREADS != 0 && c >= ROWS * CH) break;
+            const bool in = first + r < limit;
+            // A row past the end copies no bytes (zero fill) from a valid address.
+            const u16* from = s + (in ? (first + r) * RS : 0) + col;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                         :: "r"(smem_address(dst + r * P + col)), "l"(from), "r"(in ? 16 : 0) : "memory");
         }
     } else {
-        for (int c = threadIdx.x; c < ROWS * W; c += blockDim.x) {
+        for (int c = threadIdx.x; c < ROWS * W; c += THREADS) {
             const int r = c / W, col = c % W;
             dst[r * P + col] = first + r < limit ? s[(first + r) * RS + col * CS] : u16(0);
         }
     }
 }
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Waits until at most N of this thread's committed groups are still in flight.
+template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 
 template <class C>
 __device__ __forceinline__ void attention(typename C::T* __restrict__ y, const typename C::T* __restrict__ q,
@@ -93,15 +101,18 @@ __device__ __forceinline__ void attention(typename C::T* __restrict__ y, const t
                                           const typename C::M* __restrict__ mask) {
     typedef typename C::T T;
     typedef mma<T> op;
-    constexpr int BR = 16 * C::WARPS, BC = C::BC, D = C::D, DV = C::DV;
+    constexpr int BR = 16 * C::WARPS, BC = C::BC, D = C::D, DV = C::DV, THREADS = 32 * C::WARPS;
     // Rows padded by 16 bytes: ldmatrix's eight row addresses then fall in distinct banks.
     constexpr int QP = D + 8, KP = D + 8, VP = DV + 8;
+    // Two key/value buffers where they fit the 48 KiB of static shared memory with q's tile: the
+    // next tile's copies then run while this one is computed.
+    constexpr int STAGES = (BR * QP + 2 * BC * (KP + VP)) * 2 <= 48 * 1024 ? 2 : 1;
     constexpr long long TILES = (C::S + BR - 1) / BR, GROUP = C::H / C::HKV;
     const float NEG_INF = -__int_as_float(0x7f800000);
     constexpr float LOG2E = 1.4426950408889634f;
     __shared__ __align__(16) u16 sq[BR * QP];
-    __shared__ __align__(16) u16 sk[BC * KP];
-    __shared__ __align__(16) u16 sv[BC * VP];
+    __shared__ __align__(16) u16 sk[STAGES][BC * KP];
+    __shared__ __align__(16) u16 sv[STAGES][BC * VP];
 
     // The heaviest causal tiles (the last query rows) first.
     const long long tile = TILES - 1 - static_cast<long long>(blockIdx.x % TILES);
@@ -112,29 +123,62 @@ __device__ __forceinline__ void attention(typename C::T* __restrict__ y, const t
     const T* kb = k + b * C::KB + kvh * C::KH;
     const T* vb = v + b * C::VB + kvh * C::VH;
 
-    load_rows<BR, D, QP, C::VEC, C::QS, C::QD>(sq, qb, row0, C::S);
-    __syncthreads();
-    u32 qf[D / 16][4];
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) ldsm_x4(qf[kk], sq + (warp * 16 + lane % 16) * QP + kk * 16 + (lane / 16) * 8);
-
-    // This thread's two query rows: g and g + 8 of the warp's sixteen.
-    const long long rows[2] = {row0 + warp * 16 + g, row0 + warp * 16 + g + 8};
-    float o[DV / 8][4];
-#pragma unroll
-    for (int n = 0; n < DV / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-    float top[2] = {NEG_INF, NEG_INF}, sum[2] = {0.0f, 0.0f};
-
     long long keys = C::SKV;
     if (C::CAUSAL) {   // no key past the block's last row's limit
         const long long last = (row0 + BR < C::S ? row0 + BR : C::S) - 1 + C::CAUSAL_OFFSET + 1;
         keys = last < keys ? (last > 0 ? last : 0) : keys;
     }
-    for (long long kt = 0; kt < keys; kt += BC) {
-        __syncthreads();   // the previous tile is consumed
-        load_rows<BC, D, KP, C::VEC, C::KS, C::KD>(sk, kb, kt, C::SKV);
-        load_rows<BC, DV, VP, C::VEC, C::VS, C::VD>(sv, vb, kt, C::SKV);
-        __syncthreads();
+    auto load_keys = [&](long long kt, int stage) {
+        load_rows<BC, D, KP, C::VEC, C::KS, C::KD, THREADS>(sk[stage], kb, kt, C::SKV);
+        load_rows<BC, DV, VP, C::VEC, C::VS, C::VD, THREADS>(sv[stage], vb, kt, C::SKV);
+    };
+    // q's tile and the first key/value tile in flight together.
+    load_rows<BR, D, QP, C::VEC, C::QS, C::QD, THREADS>(sq, qb, row0, C::S);
+    if (keys > 0) load_keys(0, 0);
+    cp_commit();
+
+    // This thread's two query rows: g and g + 8 of the warp's sixteen.
+    const long long rows[2] = {row0 + warp * 16 + g, row0 + warp * 16 + g + 8};
+    // Rows past the end read row S - 1's mask (their results are not stored).
+    const long long mask_rows[2] = {rows[0] < C::S ? rows[0] : C::S - 1, rows[1] < C::S ? rows[1] : C::S - 1};
+    u32 qf[D / 16][4];
+    float o[DV / 8][4];
+#pragma unroll
+    for (int n = 0; n < DV / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+    float top[2] = {NEG_INF, NEG_INF}, sum[2] = {0.0f, 0.0f};
+
+    for (long long kt = 0, t = 0; kt < keys; kt += BC, ++t) {
+        const int stage = STAGES == 2 ? static_cast<int>(t % 2) : 0;
+        if (STAGES == 2 && kt + BC < keys) {   // the next tile into the other buffer
+            load_keys(kt + BC, stage ^ 1);
+            cp_commit();
+            cp_wait<1>();
+        } else {
+            cp_wait<0>();
+        }
+        __syncthreads();   // every thread's copies of this tile (and q's) landed
+        if (kt == 0) {
+#pragma unroll
+            for (int kk = 0; kk < D / 16; ++kk)
+                ldsm_x4(qf[kk], sq + (warp * 16 + lane % 16) * QP + kk * 16 + (lane / 16) * 8);
+        }
+        const u16* ks = sk[stage];
+        const u16* vs = sv[stage];
+
+        // The mask's values first, so that their loads overlap the tensor-core work.
+        float bias[C::MASK != 0 ? BC / 8 : 1][4];
+        if constexpr (C::MASK != 0) {
+#pragma unroll
+            for (int n = 0; n < BC / 8; ++n)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    long long j = kt + n * 8 + t4 * 2 + e % 2;
+                    j = j < C::SKV ? j : C::SKV - 1;   // tail keys are cut below
+                    const auto m = mask[b * C::MB + h * C::MH + mask_rows[e / 2] * C::MS + j * C::MJ];
+                    if constexpr (C::MASK == 2) bias[n][e] = m ? 0.0f : NEG_INF;
+                    else bias[n][e] = static_cast<float>(load(m));
+                }
+        }
 
         float s[BC / 8][4];
 #pragma unroll
@@ -144,7 +188,7 @@ __device__ __forceinline__ void attention(typename C::T* __restrict__ y, const t
 #pragma unroll
             for (int np = 0; np < BC / 16; ++np) {
                 u32 f[4];
-                ldsm_x4(f, sk + (np * 16 + lane % 8 + (lane / 16) * 8) * KP + kk * 16 + ((lane / 8) % 2) * 8);
+                ldsm_x4(f, ks + (np * 16 + lane % 8 + (lane / 16) * 8) * KP + kk * 16 + ((lane / 8) % 2) * 8);
                 op::run(s[2 * np], qf[kk], f[0], f[1]);
                 op::run(s[2 * np + 1], qf[kk], f[2], f[3]);
             }
@@ -159,13 +203,7 @@ __device__ __forceinline__ void attention(typename C::T* __restrict__ y, const t
                 const long long i = rows[r], j = kt + n * 8 + t4 * 2 + e % 2;
                 float x = s[n][e] * C::SCALE;
                 if constexpr (C::SOFTCAP > 0) x = C::SOFTCAP * tanhf(x / C::SOFTCAP);
-                if constexpr (C::MASK != 0) {
-                    if (i < C::S && j < C::SKV) {
-                        const auto m = mask[b * C::MB + h * C::MH + i * C::MS + j * C::MJ];
-                        if constexpr (C::MASK == 2) x = m ? x : NEG_INF;
-                        else x += static_cast<float>(load(m));
-                    }
-                }
+                if constexpr (C::MASK != 0) x += bias[n][e];
                 if (j >= C::SKV || (C::CAUSAL && j > i + C::CAUSAL_OFFSET)) x = NEG_INF;
                 s[n][e] = x;
                 tile_top[r] = fmaxf(tile_top[r], x);
@@ -202,12 +240,18 @@ __device__ __forceinline__ void attention(typename C::T* __restrict__ y, const t
 #pragma unroll
             for (int np = 0; np < DV / 16; ++np) {
                 u32 f[4];
-                ldsm_x4_trans(f, sv + (kc * 16 + lane % 8 + ((lane / 8) % 2) * 8) * VP + np * 16 + (lane / 16) * 8);
+                ldsm_x4_trans(f, vs + (kc * 16 + lane % 8 + ((lane / 8) % 2) * 8) * VP + np * 16 + (lane / 16) * 8);
                 op::run(o[2 * np], a, f[0], f[1]);
                 op::run(o[2 * np + 1], a, f[2], f[3]);
             }
         }
+        __syncthreads();   // this tile's buffer is consumed before it is refilled
+        if (STAGES == 1 && kt + BC < keys) {
+            load_keys(kt + BC, 0);
+            cp_commit();
+        }
     }
+    cp_wait<0>();   // nothing left in flight (a block without keys loaded q only)
 
     T* yb = y + b * C::YB + h * C::YH;
 #pragma unroll
