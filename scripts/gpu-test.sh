@@ -8,6 +8,10 @@
 #                                  resnet50, mobilenet_v3_large, vit_b_16, BERT and GPT-2 with torch and
 #                                  checks `kiln run --gpu` against PyTorch and ONNX Runtime, `kiln verify
 #                                  --gpu` (export_and_check.py)
+#   scripts/gpu-test.sh profile DIR WORK OUTDIR [MODEL...] [--batch 1,64] [-n N] [--extra ARGS]  on
+#                                  the GPU machine: exports BERT, GPT-2 and ViT with a symbolic batch
+#                                  and writes `kiln perf --gpu -O --fp16` at each batch to OUTDIR
+#                                  (profile_transformers.py)
 #   scripts/gpu-test.sh pack-io DIR   pack, plus the C API tests, libkiln_api, the Python module and its
 #                                  GPU test (needs `ninja kiln_c_api_tests _kiln` first)
 #   scripts/gpu-test.sh io DIR     on the GPU machine: caller device pointers through the C API tests
@@ -47,7 +51,7 @@ pack)
     strip --strip-debug "$dir"/bin/* "$dir"/lib/*
     cp -r "$root/tests/ops/cases" "$dir/tests/ops/"
     cp "$0" "$dir/"
-    cp "$root/tests/gpu/models/export_and_check.py" "$dir/"
+    cp "$root/tests/gpu/models/export_and_check.py" "$root/tests/gpu/models/profile_transformers.py" "$dir/"
     # The device tool carries 64 MiB: oneDNN (53 MB) travels gzipped and is unpacked there.
     gzip -1 -f "$dir"/lib/libdnnl.so.*
     du -sh "$dir"
@@ -68,7 +72,7 @@ pack-io)
     strip --strip-debug "$dir/bin/kiln_c_api_tests" "$dir/lib/libkiln_api.so" "$dir"/python/kiln/*.so
     du -sh "$dir"
     ;;
-run|models|io|sanitize|bind-cost)
+run|models|profile|io|sanitize|bind-cost)
     dir="$(cd "$dir" && pwd)"
     for z in "$dir"/lib/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done
     libs="$dir/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib"
@@ -80,6 +84,7 @@ run|models|io|sanitize|bind-cost)
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
     case "$cmd" in
     models) python3 "$dir/export_and_check.py" "$dir/bin/kiln" "$@" ;;
+    profile) python3 "$dir/profile_transformers.py" "$dir/bin/kiln" "$@" ;;
     bind-cost) PYTHONPATH="$dir/python" python3 "$dir/bind_cost.py" "$@" ;;
     run) "$dir/bin/kiln_gpu_tests" "$@" ;;
     io)
