@@ -59,9 +59,10 @@ void add_matmul(lowering_context& ctx, const instruction& ins, body_operand a, b
     if (!matmul_operand_ok(b.s)) b = materialize(ctx, ins, b);
     auto& libs = ctx.libraries();
     libs.reserve_workspace(max_workspace);
+    matmul_tuning tune{libs.tuning.get(), a.ptr, b.ptr, c.ptr, bias, libs.workspace(), libs.stream};
     auto plan = std::make_shared<matmul_plan>(
         libs.blas(), matmul_problem{a.s, b.s, c.s, alpha, beta, libs.allow_tf32, epi}, max_workspace, ctx.where(ins),
-        &libs.plans);
+        &libs.plans, libs.tuning ? &tune : nullptr);
     ctx.add_step(ins, [plan, a = a.ptr, b = b.ptr, c = c.ptr, bias, &libs](cudaStream_t s) {
         plan->run(a, b, c, libs.workspace(), s, bias);
     });

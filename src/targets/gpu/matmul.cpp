@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/libraries.hpp"
+#include "targets/gpu/tuning_store.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -95,8 +96,49 @@ struct matmul_plan::impl {
     }
 };
 
+namespace {
+
+void set_bias(matmul_plan::impl& I, const void* bias) {
+    KILN_GPU_CHECK(cublasLtMatmulDescSetAttribute(I.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+                   cat("setting the bias of the matmul of ", I.where));
+    I.bias = bias;
+}
+
+// The fastest of cuBLASLt's candidates on the real operands (or the tuning store's earlier choice).
+void tune_algorithm(matmul_plan::impl& I, const std::string& problem,
+                    const std::vector<cublasLtMatmulHeuristicResult_t>& results, const matmul_tuning& t) {
+    if (t.bias) set_bias(I, t.bias);
+    std::vector<std::string> candidates;
+    for (const auto& r : results) candidates.emplace_back(reinterpret_cast<const char*>(&r.algo), sizeof(r.algo));
+    auto workspace_of = [&](const std::string& plan) {
+        for (const auto& r : results)
+            if (std::memcmp(&r.algo, plan.data(), sizeof(r.algo)) == 0) return r.workspaceSize;
+        return std::size_t{0};
+    };
+    auto run = [&](const std::string& plan, cudaStream_t s) {
+        cublasLtMatmulAlgo_t algo;
+        std::memcpy(&algo, plan.data(), sizeof(algo));
+        const void* alpha = I.f64 ? static_cast<const void*>(&I.alpha_d) : &I.alpha_f;
+        const void* beta = I.f64 ? static_cast<const void*>(&I.beta_d) : &I.beta_f;
+        KILN_GPU_CHECK(cublasLtMatmul(I.h, I.desc, alpha, t.b, I.la, t.a, I.lb, beta, t.c, I.lc, t.c, I.lc, &algo,
+                                      t.workspace, workspace_of(plan), s),
+                       cat("timing a candidate for the matmul of ", I.where));
+    };
+    std::string plan = t.store->choose(cat("cublasLt ", cublasLtGetVersion()), problem, candidates, run, t.stream, I.where).plan;
+    cublasLtMatmulHeuristicResult_t check{};
+    // A stored choice another problem's heuristic list may not hold: checked as a saved plan is.
+    std::memcpy(&I.algo, plan.data(), std::min(plan.size(), sizeof(I.algo)));
+    if (plan.size() != sizeof(I.algo) ||
+        cublasLtMatmulAlgoCheck(I.h, I.desc, I.la, I.lb, I.lc, I.lc, &I.algo, &check) != CUBLAS_STATUS_SUCCESS)
+        fail("gpu: --exhaustive-tune: the tuning store's choice for the matmul of ", I.where,
+             " is not one this cuBLASLt takes (remove the cache's tuning folder)");
+    I.workspace = check.workspaceSize;
+}
+
+}  // namespace
+
 matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_t max_workspace, const std::string& where,
-                         library_plans* plans)
+                         library_plans* plans, const matmul_tuning* tune)
     : impl_(std::make_unique<impl>()) {
     auto& I = *impl_;
     I.h = h;
@@ -168,10 +210,13 @@ matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_
                                                         sizeof(max_workspace)),
                    ctx);
     int found = 0;
-    KILN_GPU_CHECK(cublasLtMatmulAlgoGetHeuristic(h, I.desc, I.la, I.lb, I.lc, I.lc, pref, 1, &result, &found), ctx);
+    cublasLtMatmulHeuristicResult_t results[8]{};
+    KILN_GPU_CHECK(cublasLtMatmulAlgoGetHeuristic(h, I.desc, I.la, I.lb, I.lc, I.lc, pref, tune ? 8 : 1, results, &found),
+                   ctx);
     if (found == 0) fail("gpu: cuBLASLt has no algorithm for the matmul of ", where);
-    I.algo = result.algo;
-    I.workspace = result.workspaceSize;
+    I.algo = results[0].algo;
+    I.workspace = results[0].workspaceSize;
+    if (tune) tune_algorithm(I, problem, std::vector(results, results + found), *tune);
     if (plans) plans->use(problem, std::string(reinterpret_cast<const char*>(&I.algo), sizeof(I.algo)), false);
 }
 
@@ -181,11 +226,7 @@ std::size_t matmul_plan::workspace_bytes() const { return impl_->workspace; }
 
 void matmul_plan::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias) const {
     auto& I = *impl_;
-    if (bias && I.bias != bias) {
-        KILN_GPU_CHECK(cublasLtMatmulDescSetAttribute(I.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
-                       cat("setting the bias of the matmul of ", I.where));
-        I.bias = bias;
-    }
+    if (bias && I.bias != bias) set_bias(I, bias);
     const void* alpha = I.f64 ? static_cast<const void*>(&I.alpha_d) : &I.alpha_f;
     const void* beta = I.f64 ? static_cast<const void*>(&I.beta_d) : &I.beta_f;
     KILN_GPU_CHECK(cublasLtMatmul(I.h, I.desc, alpha, b, I.la, a, I.lb, beta, c, I.lc, c, I.lc, &I.algo, workspace,

@@ -16,6 +16,17 @@ typedef struct CUstream_st* cudaStream_t;
 namespace kiln::gpu {
 
 class library_plans;
+class tuning_store;
+
+// --exhaustive-tune: where the candidates are timed (the operands' real device memory, at load).
+struct matmul_tuning {
+    tuning_store* store;
+    const void *a, *b;
+    void* c;
+    const void* bias;   // the epilogue's, or null
+    void* workspace;
+    cudaStream_t stream;
+};
 
 // What cuBLASLt applies to the product before writing it: a bias per output column (of C's
 // type, [N]), then optionally relu.
@@ -34,16 +45,19 @@ bool matmul_operand_ok(const shape& s);
 class matmul_plan {
 public:
     // `plans`: where a saved program's algorithm is looked up and the one chosen recorded (null: none).
+    // `tune`: time cuBLASLt's first 8 candidates instead of taking its first (a saved program's
+    // algorithm is still taken as it is).
     matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_t max_workspace, const std::string& where,
-                library_plans* plans = nullptr);
+                library_plans* plans = nullptr, const matmul_tuning* tune = nullptr);
     ~matmul_plan();
     matmul_plan(matmul_plan&&) noexcept;
     std::size_t workspace_bytes() const;
     // `bias`: the epilogue's [N] vector (ignored without one); set once, at the first run.
     void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias = nullptr) const;
 
+    struct impl;   // cuBLASLt's descriptors and the chosen algorithm (matmul.cpp)
+
 private:
-    struct impl;
     std::unique_ptr<impl> impl_;
 };
 
