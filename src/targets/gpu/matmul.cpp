@@ -120,7 +120,7 @@ void tune_algorithm(matmul_plan::impl& I, const std::string& problem,
         std::memcpy(&algo, plan.data(), sizeof(algo));
         const void* alpha = I.f64 ? static_cast<const void*>(&I.alpha_d) : &I.alpha_f;
         const void* beta = I.f64 ? static_cast<const void*>(&I.beta_d) : &I.beta_f;
-        KILN_GPU_CHECK(cublasLtMatmul(I.h, I.desc, alpha, t.b, I.la, t.a, I.lb, beta, t.c, I.lc, t.c, I.lc, &algo,
+        KILN_GPU_CHECK(cublasLtMatmul(I.h, I.desc, alpha, t.b, I.la, t.a, I.lb, beta, t.c_in ? t.c_in : t.c, I.lc, t.c, I.lc, &algo,
                                       t.workspace, workspace_of(plan), s),
                        cat("timing a candidate for the matmul of ", I.where));
     };
@@ -184,7 +184,11 @@ matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_
         }
     }
     if (p.epilogue != matmul_epilogue::none) {
-        cublasLtEpilogue_t e = p.epilogue == matmul_epilogue::bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
+        cublasLtEpilogue_t e = p.epilogue == matmul_epilogue::bias        ? CUBLASLT_EPILOGUE_BIAS
+                               : p.epilogue == matmul_epilogue::bias_relu ? CUBLASLT_EPILOGUE_RELU_BIAS
+                               : p.epilogue == matmul_epilogue::relu      ? CUBLASLT_EPILOGUE_RELU
+                               : p.epilogue == matmul_epilogue::gelu      ? CUBLASLT_EPILOGUE_GELU
+                                                                          : CUBLASLT_EPILOGUE_GELU_BIAS;
         KILN_GPU_CHECK(cublasLtMatmulDescSetAttribute(I.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof(e)), ctx);
     }
     cublasLtMatmulPreference_t pref = nullptr;
@@ -224,12 +228,13 @@ matmul_plan::~matmul_plan() = default;
 matmul_plan::matmul_plan(matmul_plan&&) noexcept = default;
 std::size_t matmul_plan::workspace_bytes() const { return impl_->workspace; }
 
-void matmul_plan::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias) const {
+void matmul_plan::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias,
+                      const void* c_in) const {
     auto& I = *impl_;
     if (bias && I.bias != bias) set_bias(I, bias);
     const void* alpha = I.f64 ? static_cast<const void*>(&I.alpha_d) : &I.alpha_f;
     const void* beta = I.f64 ? static_cast<const void*>(&I.beta_d) : &I.beta_f;
-    KILN_GPU_CHECK(cublasLtMatmul(I.h, I.desc, alpha, b, I.la, a, I.lb, beta, c, I.lc, c, I.lc, &I.algo, workspace,
+    KILN_GPU_CHECK(cublasLtMatmul(I.h, I.desc, alpha, b, I.la, a, I.lb, beta, c_in ? c_in : c, I.lc, c, I.lc, &I.algo, workspace,
                                   I.workspace, s),
                    cat("running the matmul of ", I.where));
 }

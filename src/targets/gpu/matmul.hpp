@@ -21,16 +21,17 @@ class tuning_store;
 // --exhaustive-tune: where the candidates are timed (the operands' real device memory, at load).
 struct matmul_tuning {
     tuning_store* store;
-    const void *a, *b;
+    const void *a, *b, *c_in;   // c_in: C when it is not the output, else null
     void* c;
     const void* bias;   // the epilogue's, or null
     void* workspace;
     cudaStream_t stream;
 };
 
-// What cuBLASLt applies to the product before writing it: a bias per output column (of C's
-// type, [N]), then optionally relu.
-enum class matmul_epilogue { none, bias, bias_relu };
+// What cuBLASLt applies to the product (after adding beta * C) before writing it: a bias per
+// output column (of C's type, [N]), then optionally relu or GELU. cuBLASLt's GELU is the tanh
+// form (gelu[approximate=tanh]); erf's GELU stays in the generated kernel after the GEMM.
+enum class matmul_epilogue { none, bias, bias_relu, relu, gelu, bias_gelu };
 
 struct matmul_problem {
     shape a, b, c;            // [batch..., M, K], [batch..., K, N], [batch..., M, N]; batch dims as C's
@@ -53,7 +54,9 @@ public:
     matmul_plan(matmul_plan&&) noexcept;
     std::size_t workspace_bytes() const;
     // `bias`: the epilogue's [N] vector (ignored without one); set once, at the first run.
-    void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias = nullptr) const;
+    // `c_in`: C when it is not the output (a residual added with beta = 1); null: C is `c`.
+    void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias = nullptr,
+             const void* c_in = nullptr) const;
 
     struct impl;   // cuBLASLt's descriptors and the chosen algorithm (matmul.cpp)
 
