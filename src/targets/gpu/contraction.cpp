@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "ops/convolution.hpp"
@@ -166,7 +167,25 @@ std::optional<body_operand> aliased_operand(const instruction& i,
     return view_operand(i, *src);
 }
 
-// A dot or a gemm without C, then what cuBLASLt applies itself, in its order
+// Whether every reordering view in the body leaves its result standard (a reshape, not a
+// transpose): then element i of the output reads element i of the product, and the epilogue
+// can overwrite the product in place.
+bool views_keep_order(const module& body, const instruction& anchor) {
+    std::unordered_set<const instruction*> of_product{&anchor};
+    for (const auto& b : body) {
+        if (b.is_param() || b.is_literal() || b.is_return()) continue;
+        std::vector<shape> in;
+        for (auto i : b.inputs()) in.push_back(i->get_shape());
+        int alias = b.get_operator().output_alias(in);
+        if (alias < 0 || !of_product.contains(&*b.inputs()[static_cast<std::size_t>(alias)])) continue;
+        if (!b.get_shape().standard()) return false;
+        of_product.insert(&b);
+    }
+    return true;
+}
+
+// A dot or a gemm (its C only a row bias with beta = 1), then reshapes of the product keeping its
+// rows, and what cuBLASLt applies itself, in its order
 // D = act(A B + C + bias): the adds of a bias [N] and of a residual (C with beta = 1: same shape,
 // type and layout as the output), each at most once, then relu or tanh's GELU, last. The region
 // is then one library call: no generated kernel, no extra pass over the output.
@@ -176,10 +195,16 @@ bool try_library_epilogue(lowering_context& ctx, const instruction& ins, const m
     const auto& aop = anchor.get_operator();
     const auto* g = aop.get_if<ops::gemm>();
     const shape& out = ins.get_shape();
-    if (!(aop.get_if<ops::dot>() || (g && anchor.inputs().size() == 2)) || !out.standard() || anchor.get_shape() != out ||
-        out.lens().size() < 2)
+    const shape& product = anchor.get_shape();
+    // A gemm's C joins only as a bias (one row, beta = 1); the product is the output's bytes.
+    bool c_bias = g && anchor.inputs().size() == 3 && g->beta == 1 && is_row_bias(in.at(2).s, product);
+    if (!(aop.get_if<ops::dot>() || (g && (anchor.inputs().size() == 2 || c_bias))) || !out.standard() ||
+        !product.standard() || product.type() != out.type() || product.elements() != out.elements() ||
+        product.lens().size() < 2)
         return false;
+    std::size_t n = product.lens().back();
     std::optional<body_operand> bias, residual;
+    if (c_bias) bias = in.at(2);
     bool relu = false, gelu = false;
     const instruction* prev = &anchor;
     for (const auto& b : body) {
@@ -188,16 +213,22 @@ bool try_library_epilogue(lowering_context& ctx, const instruction& ins, const m
         if (!reads_prev && aliased_operand(b, known)) continue;   // a view of an input (the bias broadcast)
         if (relu || gelu || !reads_prev) return false;            // a chain, the activation last
         const auto& op = b.get_operator();
-        if (op.get_if<ops::add>() && b.inputs().size() == 2 && &*b.inputs()[0] != &*b.inputs()[1]) {
+        const shape& bs = b.get_shape();
+        std::vector<shape> in_shapes;
+        for (auto i : b.inputs()) in_shapes.push_back(i->get_shape());
+        if (op.output_alias(in_shapes) >= 0) {
+            // A reshape of the product keeping its rows ([batch * seq, N] as [batch, seq, N]).
+            if (!bs.standard() || bs.lens().empty() || bs.lens().back() != n) return false;
+        } else if (op.get_if<ops::add>() && b.inputs().size() == 2 && &*b.inputs()[0] != &*b.inputs()[1]) {
             auto other = aliased_operand(&*b.inputs()[0] == prev ? *b.inputs()[1] : *b.inputs()[0], known);
-            if (!other || other->s.type() != out.type()) return false;
-            // As the add reads it: numpy-broadcast to the output.
-            shape os = broadcast_to(other->s, out.lens());
+            if (!other || other->s.type() != out.type() || bs.lens().empty() || bs.lens().back() != n) return false;
+            // As the add reads it: numpy-broadcast to its result.
+            shape os = broadcast_to(other->s, bs.lens());
             bool row = std::all_of(os.strides().begin(), os.strides().end() - 1, [](std::size_t st) { return st == 0; }) &&
-                       (os.strides().back() == 1 || out.lens().back() == 1);
+                       (os.strides().back() == 1 || n == 1);
             if (!bias && row)
                 bias = other;
-            else if (!residual && os == out)
+            else if (!residual && os == bs && bs.standard())
                 residual = other;
             else
                 return false;
@@ -219,7 +250,7 @@ bool try_library_epilogue(lowering_context& ctx, const instruction& ins, const m
     body_operand a = in.at(0), b = in.at(1);
     if (g && g->trans_a) a.s = swap_last_two(a.s);
     if (g && g->trans_b) b.s = swap_last_two(b.s);
-    add_matmul(ctx, ins, a, b, {d, out}, g ? g->alpha : 1.0f, residual ? 1.0f : 0.0f, epi, bias ? bias->ptr : nullptr,
+    add_matmul(ctx, ins, a, b, {d, product}, g ? g->alpha : 1.0f, residual ? 1.0f : 0.0f, epi, bias ? bias->ptr : nullptr,
                residual ? residual->ptr : nullptr);
     return true;
 }
@@ -258,8 +289,9 @@ const gpu_lowering_registrar epilogue_lowering{{
         const shape& as = anchor->get_shape();
         body_operand result{ctx.address(ins), as};
         // The product goes straight into the output when the epilogue can read and write each
-        // element in place (same type and layout), else into scratch memory.
-        if (!(as == ins.get_shape() && as.standard()))
+        // element in place (same type and layout, or a reshape of it), else into scratch memory.
+        if (!(as.standard() && as.type() == ins.get_shape().type() && as.elements() == ins.get_shape().elements() &&
+              views_keep_order(body, *anchor)))
             result.ptr = ctx.scratch(as.as_standard().bytes(), "a fused epilogue's product");
         lower_contraction(ctx, ins, anchor->get_operator(), in, result);
         const instruction& ret = *std::prev(body.end());
