@@ -88,7 +88,7 @@ for name, (path, how) in paths.items():
                            capture_output=True, text=True, env=dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache")))
         log = p.stdout + p.stderr
         open(os.path.join(out, f"{name}_b{b}.txt"), "w").write(log)
-        pick = [l.strip() for l in log.splitlines() if re.match(r"\s*(Rate|Total time|Total instructions|kernels|library plans|Compiled)", l)]
+        pick = [l.strip() for l in log.splitlines() if re.match(r"\s*(Rate|Total time|Total instructions|kernels|library plans|Compiled|exhaustive tune)", l)]
         print(f"{name} batch {b}: rc {p.returncode}, {time.time() - t0:.1f} s;", " | ".join(pick)[:600], flush=True)
         if p.returncode != 0:
             print(log[-1500:], flush=True)
