@@ -49,9 +49,10 @@ pack)
         cp -L "$l" "$dir/lib/"
     done
     strip --strip-debug "$dir"/bin/* "$dir"/lib/*
+    cp "$root/tests/gpu/models/profile_transformers.py" "$dir/"
     cp -r "$root/tests/ops/cases" "$dir/tests/ops/"
     cp "$0" "$dir/"
-    cp "$root/tests/gpu/models/export_and_check.py" "$root/tests/gpu/models/profile_transformers.py" "$dir/"
+    cp "$root/tests/gpu/models/export_and_check.py" "$dir/"
     # The device tool carries 64 MiB: oneDNN (53 MB) travels gzipped and is unpacked there.
     gzip -1 -f "$dir"/lib/libdnnl.so.*
     du -sh "$dir"

@@ -26,8 +26,8 @@
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/graph_bindings.hpp"
 #include "targets/gpu/libraries.hpp"
-#include "targets/gpu/tuning_store.hpp"
 #include "targets/gpu/lowering.hpp"
+#include "targets/gpu/tuning_store.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -141,10 +141,10 @@ public:
         stats_.arena_bytes = plan_.arena_bytes;
         stats_.weight_bytes = weights_.bytes();
         stats_.memory = plan_.report();
+        if (libs_.tuning && !libs_.tuning->report().empty()) stats_.notes.push_back(libs_.tuning->report());
         if (libs_.plans.from_saved + libs_.plans.queried)
             stats_.notes.push_back(cat("library plans: ", libs_.plans.from_saved + libs_.plans.queried, " (from the saved program ",
                                        libs_.plans.from_saved, ", asked of the heuristics ", libs_.plans.queried, ")"));
-        if (libs_.tuning && !libs_.tuning->report().empty()) stats_.notes.push_back(libs_.tuning->report());
     }
     ~gpu_executable() override {
         if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
