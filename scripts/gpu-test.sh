@@ -11,6 +11,10 @@
 #   scripts/gpu-test.sh bench DIR [ARGS]  on the GPU machine: bench/gpu_bench.py with the packed kiln
 #                                  (kiln, PyTorch eager and torch.compile on the five models); ARGS go
 #                                  to it (docs/performance.md)
+#   scripts/gpu-test.sh profile DIR WORK OUTDIR [MODEL...] [--batch 1,64] [-n N] [--extra ARGS]  on
+#                                  the GPU machine: exports BERT, GPT-2 and ViT with a symbolic batch
+#                                  and writes `kiln perf --gpu -O --fp16` at each batch to OUTDIR
+#                                  (profile_transformers.py)
 #   scripts/gpu-test.sh pack-io DIR   pack, plus the C API tests, libkiln_api, the Python module and its
 #                                  GPU test (needs `ninja kiln_c_api_tests _kiln` first)
 #   scripts/gpu-test.sh io DIR     on the GPU machine: caller device pointers through the C API tests
@@ -48,6 +52,7 @@ pack)
         cp -L "$l" "$dir/lib/"
     done
     strip --strip-debug "$dir"/bin/* "$dir"/lib/*
+    cp "$root/tests/gpu/models/profile_transformers.py" "$dir/"
     cp -r "$root/tests/ops/cases" "$dir/tests/ops/"
     cp "$0" "$dir/"
     cp "$root/tests/gpu/models/export_and_check.py" "$root/tests/gpu/models/count_attention.py" \
@@ -74,7 +79,7 @@ pack-io)
     strip --strip-debug "$dir/bin/kiln_c_api_tests" "$dir/lib/libkiln_api.so" "$dir"/python/kiln/*.so
     du -sh "$dir"
     ;;
-run|models|io|sanitize|bind-cost|bench)
+run|models|profile|io|sanitize|bind-cost|bench)
     dir="$(cd "$dir" && pwd)"
     for z in "$dir"/lib/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done
     libs="$dir/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib"
@@ -87,6 +92,7 @@ run|models|io|sanitize|bind-cost|bench)
     case "$cmd" in
     models) python3 "$dir/export_and_check.py" "$dir/bin/kiln" "$@" ;;
     bench) python3 "$dir/gpu_bench.py" --kiln "$dir/bin/kiln" --cache "$dir/gpu_torch_compile.json" "$@" ;;
+    profile) python3 "$dir/profile_transformers.py" "$dir/bin/kiln" "$@" ;;
     bind-cost) PYTHONPATH="$dir/python" python3 "$dir/bind_cost.py" "$@" ;;
     run) "$dir/bin/kiln_gpu_tests" "$@" ;;
     io)

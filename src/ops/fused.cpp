@@ -3,8 +3,9 @@
 //   pointwise       pointwise ops (and broadcast views of their inputs) computing one value
 //   fused_reduce    reductions over the same `axes` with their pointwise producers and consumers
 //   fused_epilogue  one dot, gemm or convolution followed by pointwise ops on its result (bias,
-//                   activation, residual add): the epilogue a GEMM or convolution library applies
-//                   before it writes its output (cuBLASLt and cuDNN call it that)
+//                   activation, residual add), read directly or through views that keep each
+//                   element once (a reshape, a transpose): the epilogue a GEMM or convolution
+//                   library applies before it writes its output (cuBLASLt and cuDNN call it that)
 // The submodule's parameters receive the op's inputs in order (same type and lens; strides may
 // differ); it returns one value, which the op writes in standard layout. The reference compute
 // runs the submodule. Validation lives in compute_shape, so the IR validator rejects a bad body.
@@ -154,13 +155,23 @@ bool depends_on(const instruction& to, const instruction& from) {
     return false;
 }
 
+// A view that keeps every element once, in another shape or order (reshape, transpose, squeeze).
+bool reorders(const instruction& ins) {
+    std::vector<shape> in;
+    for (auto i : ins.inputs()) in.push_back(i->get_shape());
+    int alias = ins.get_operator().output_alias(in);
+    return alias >= 0 && !ins.get_operator().traits().broadcast_view &&
+           ins.get_shape().elements() == in[static_cast<std::size_t>(alias)].elements();
+}
+
 }  // namespace
 
 shape fused_epilogue::compute_shape(std::span<const shape> in, std::span<module* const> mods) const {
     const module& m = body_of(mods);
     shape out = check_signature(m, in);
     const instruction* anchor = nullptr;
-    check_ops(m, "a dot, gemm, convolution, pointwise op or broadcast view", [&](const instruction& ins) {
+    check_ops(m, "a dot, gemm, convolution, pointwise op, broadcast view or reordering view", [&](const instruction& ins) {
+        if (reorders(ins)) return true;   // the product reshaped or transposed before the pointwise tail
         if (!ins.get_operator().traits().contraction) return false;
         if (anchor) fail("submodule '", m.name(), "' has a second ", ins.name(), "; expected one dot, gemm or convolution");
         anchor = &ins;

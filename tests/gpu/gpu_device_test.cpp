@@ -78,13 +78,24 @@ TEST(gpu_device, elementwise_broadcast_and_transposed_operands_and_the_cache) {
     std::filesystem::remove_all(dir);
 }
 
-// C[b] = A[b] B with A [2, M, K] and B given transposed ([N, K] in memory), against doubles.
-void check_matmul(dtype t, double tol) {
+// C[b] = A[b] B with A [3, M, K] and B given transposed ([N, K] in memory, shared by the batch),
+// against doubles. A standard is one GEMM of 3 * M rows (the batch folded into M); A given
+// transposed ([3, K, M] in memory) cannot fold and runs as a strided batch.
+void check_matmul(dtype t, double tol, bool a_transposed = false) {
     std::size_t Bt = 3, M = 33, K = 70, N = 45;
     argument a = random_argument(shape(t, {Bt, M, K}), 11);
     argument bT = random_argument(shape(t, {N, K}), 12);
     gpu::matmul_problem p;
     p.a = a.get_shape();
+    if (a_transposed) {   // the same values, stored [3, K, M]
+        auto av = to_doubles(a);
+        std::vector<double> tv(av.size());
+        for (std::size_t b = 0; b < Bt; ++b)
+            for (std::size_t i = 0; i < M; ++i)
+                for (std::size_t k = 0; k < K; ++k) tv[(b * K + k) * M + i] = av[(b * M + i) * K + k];
+        a = from_doubles(shape(t, {Bt, K, M}), tv);
+        p.a = shape(t, {Bt, M, K}, {K * M, 1, M});
+    }
     p.b = shape(t, {Bt, K, N}, {0, 1, K});
     p.c = shape(t, {Bt, M, N});
     gpu::stream s;
@@ -96,7 +107,13 @@ void check_matmul(dtype t, double tol) {
     plan.run(da.data(), db.data(), dc.data(), libs.workspace(), s.get());
     s.synchronize("a test");
     auto got = to_doubles(download(dc, p.c));
-    auto av = to_doubles(a), bv = to_doubles(bT);
+    auto bv = to_doubles(bT);
+    std::vector<double> av(Bt * M * K);   // A [b, i, k] wherever it lies
+    auto stored = to_doubles(a);
+    for (std::size_t b = 0; b < Bt; ++b)
+        for (std::size_t i = 0; i < M; ++i)
+            for (std::size_t k = 0; k < K; ++k)
+                av[(b * M + i) * K + k] = stored[b * p.a.strides()[0] + i * p.a.strides()[1] + k * p.a.strides()[2]];
     std::vector<double> want(Bt * M * N);
     for (std::size_t b = 0; b < Bt; ++b)
         for (std::size_t i = 0; i < M; ++i)
@@ -111,6 +128,7 @@ void check_matmul(dtype t, double tol) {
 TEST(gpu_device, matmul_fp32_without_tf32) { check_matmul(dtype::float32, 1e-6); }
 TEST(gpu_device, matmul_fp16) { check_matmul(dtype::float16, 2e-3); }
 TEST(gpu_device, matmul_bf16) { check_matmul(dtype::bfloat16, 1e-2); }
+TEST(gpu_device, matmul_fp16_strided_batch) { check_matmul(dtype::float16, 2e-3, true); }
 
 // Views, literals and parameters need no kernel: outputs come back through staging with their
 // strides, and a second run allocates nothing on the host.

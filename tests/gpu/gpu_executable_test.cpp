@@ -447,6 +447,37 @@ TEST(gpu_executable, no_cache_compiles_every_kernel_and_writes_nothing) {
     EXPECT_LT(rel_l2(uncached->run(in)[0], on_ref(p, in)), 1e-5);
 }
 
+// --exhaustive-tune times cuBLASLt's candidates once and keeps the winner in the cache's tuning
+// folder: the next compile takes it from there, times nothing, and both compute what ref does.
+TEST(gpu_executable, exhaustive_tune_times_once_and_stores_the_choice) {
+    temp_cache cache;
+    program p = dense_program();
+    compile_options opts;
+    opts.exhaustive_tune = true;
+    auto notes = [](const executable& e) {
+        std::string all;
+        for (const auto& n : e.stats().notes) all += n + "\n";
+        return all;
+    };
+    auto in = random_inputs(p, 8);
+    argument want = on_ref(p, in);
+    auto first = make_target("gpu")->compile(p.clone(), opts);
+    EXPECT_NE(notes(*first).find("exhaustive tune: 1 library calls (timed now 1, from the tuning store 0)"), std::string::npos)
+        << notes(*first);
+    EXPECT_TRUE(fs::exists(cache.dir / "kiln" / "tuning"));
+    auto second = make_target("gpu")->compile(p.clone(), opts);
+    EXPECT_NE(notes(*second).find("exhaustive tune: 1 library calls (timed now 0, from the tuning store 1)"), std::string::npos)
+        << notes(*second);
+    EXPECT_LT(rel_l2(first->run(in)[0], want), 1e-5);
+    EXPECT_LT(rel_l2(second->run(in)[0], want), 1e-5);
+    opts.kernel_cache = false;   // --no-cache: timed again, nothing written
+    fs::remove_all(cache.dir);
+    auto uncached = make_target("gpu")->compile(p.clone(), opts);
+    EXPECT_NE(notes(*uncached).find("timed now 1"), std::string::npos) << notes(*uncached);
+    EXPECT_EQ(cache.files(), 0u);
+    EXPECT_LT(rel_l2(uncached->run(in)[0], want), 1e-5);
+}
+
 // fp32 stays fp32 by default (error ~1e-7 over K = 4096); --allow-tf32 rounds the GEMM's inputs
 // to 10-bit mantissas (error ~1e-4), so the two differ measurably.
 TEST(gpu_executable, tf32_only_when_allowed) {

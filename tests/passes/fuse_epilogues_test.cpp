@@ -122,6 +122,44 @@ TEST(fuse_epilogues, batched_dot_with_broadcast_weights) {
     expect_text_round_trip(p);
 }
 
+// GPT-2's Conv1D: the gemm computes [batch * seq, N], a reshape gives [batch, seq, N], then the
+// residual add. The reshape joins the epilogue; the sum, used twice afterwards, is the region's
+// output.
+TEST(fuse_epilogues, through_a_reshape_of_the_product) {
+    program p = run_and_check(
+        "a = @param:a -> float_type, {8, 4}\n"
+        "w = @param:w -> float_type, {4, 3}\n"
+        "r = @param:r -> float_type, {2, 4, 3}\n"
+        "@0 = gemm[alpha=1,beta=1](a, w)\n"
+        "@1 = reshape[dims={2, 4, 3}](@0)\n"
+        "@2 = add(@1, r)\n"
+        "@3 = tanh(@2)\n"
+        "@4 = reshape[dims={8, 3}](@2)\n"
+        "@5 = @return(@3, @4)\n",
+        {fuse_epilogues{}});
+    auto fused = fused_of(p, "fused_epilogue");
+    ASSERT_EQ(fused.size(), 1u);
+    EXPECT_EQ(body_count(*fused[0], "reshape"), 1u);
+    EXPECT_EQ(body_count(*fused[0], "add"), 1u);
+    EXPECT_EQ(count_ops(p, "tanh"), 1u);   // the sum has two users: the region ends at it
+    expect_text_round_trip(p);
+}
+
+// A policy that does not accept views (oneDNN's post-ops) leaves the reshape and the add outside.
+TEST(fuse_epilogues, views_join_only_where_the_policy_accepts_them) {
+    fuse_epilogues pointwise_only{[](const instruction& ins) { return ins.get_operator().traits().pointwise; }};
+    program p = run_and_check(
+        "a = @param:a -> float_type, {8, 4}\n"
+        "w = @param:w -> float_type, {4, 3}\n"
+        "r = @param:r -> float_type, {2, 4, 3}\n"
+        "@0 = dot(a, w)\n"
+        "@1 = reshape[dims={2, 4, 3}](@0)\n"
+        "@2 = add(@1, r)\n"
+        "@3 = @return(@2)\n",
+        {pointwise_only});
+    EXPECT_EQ(fused_of(p, "fused_epilogue").size(), 0u);
+}
+
 // A small attention-like block through the three passes: dot + bias, softmax, dot, residual.
 TEST(fuse_epilogues, with_reduce_and_pointwise_in_pipeline_order) {
     const char* ir =

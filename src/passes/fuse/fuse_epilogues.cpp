@@ -14,7 +14,18 @@ bool is_contraction(const instruction& ins) {
            !is_packed(ins.get_shape().type());
 }
 
-// Fusible pointwise ops reachable from `anchor` through fusible pointwise ops, latest first.
+// A view of the product that keeps each element once (GPT-2's Conv1D computes [batch * seq, N]
+// and reshapes it to [batch, seq, N] before its residual add): the epilogue reads the product
+// through it, so the add joins the GEMM's epilogue.
+bool reorders_product(const instruction& ins) {
+    std::vector<shape> in;
+    for (auto i : ins.inputs()) in.push_back(i->get_shape());
+    int alias = ins.get_operator().output_alias(in);
+    return alias >= 0 && !is_broadcast_view(ins) && !ins.get_shape().dynamic() && !ins.get_shape().is_tuple() &&
+           ins.get_shape().elements() == in[static_cast<std::size_t>(alias)].elements();
+}
+
+// Fusible pointwise ops (and reordering views) reachable from `anchor` through them, latest first.
 std::vector<instruction_ref> downstream(const region_grower& grower, instruction_ref anchor,
                                        const std::function<bool(const instruction&)>& accepts) {
     std::unordered_set<const instruction*> reached{&*anchor};
@@ -23,7 +34,8 @@ std::vector<instruction_ref> downstream(const region_grower& grower, instruction
         auto ins = stack.back();
         stack.pop_back();
         for (auto user : ins->outputs())
-            if (is_fusible_pointwise(*user) && (!accepts || accepts(*user)) && reached.insert(&*user).second) {
+            if ((is_fusible_pointwise(*user) || reorders_product(*user)) && (!accepts || accepts(*user)) &&
+                reached.insert(&*user).second) {
                 r.push_back(user);
                 stack.push_back(user);
             }
@@ -43,6 +55,7 @@ std::vector<instruction_ref> epilogue_region(const region_grower& grower, instru
     const auto& users = anchor->outputs();
     if (!std::all_of(users.begin(), users.end(), can_join)) return {};
     for (auto root : after) {
+        if (!is_fusible_pointwise(*root)) continue;   // a region computes something after the product
         auto members = grower.grow(root, can_join);
         if (members.front() == anchor) return members;   // in program order, the anchor comes first
     }

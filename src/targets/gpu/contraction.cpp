@@ -1,6 +1,9 @@
 #include "targets/gpu/contraction.hpp"
 
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "ops/convolution.hpp"
@@ -40,8 +43,10 @@ shape swap_last_two(const shape& s) {
     return shape(s.type(), l, st);
 }
 
+// `c_in`: C when it is not the output (a residual, beta = 1); null: C is the output's memory.
 void add_matmul(lowering_context& ctx, const instruction& ins, body_operand a, body_operand b, body_operand c,
-                float alpha, float beta, matmul_epilogue epi = matmul_epilogue::none, std::byte* bias = nullptr) {
+                float alpha, float beta, matmul_epilogue epi = matmul_epilogue::none, std::byte* bias = nullptr,
+                std::byte* c_in = nullptr) {
     // numpy matmul's vectors: a 1-d A is a row [1, K], a 1-d B a column [K, 1], and the result
     // (standard, so the same bytes) gets those dims back.
     bool a_vec = a.s.lens().size() == 1, b_vec = b.s.lens().size() == 1;
@@ -60,12 +65,21 @@ void add_matmul(lowering_context& ctx, const instruction& ins, body_operand a, b
     if (!matmul_operand_ok(b.s)) b = materialize(ctx, ins, b);
     auto& libs = ctx.libraries();
     libs.reserve_workspace(max_workspace);
+    matmul_tuning tune{libs.tuning.get(), a.ptr, b.ptr, c_in, c.ptr, bias, libs.workspace(), libs.stream};
     auto plan = std::make_shared<matmul_plan>(
         libs.blas(), matmul_problem{a.s, b.s, c.s, alpha, beta, libs.allow_tf32, epi}, max_workspace, ctx.where(ins),
-        &libs.plans);
-    ctx.add_step(ins, [plan, a = a.ptr, b = b.ptr, c = c.ptr, bias, &libs](cudaStream_t s) {
-        plan->run(a, b, c, libs.workspace(), s, bias);
+        &libs.plans, libs.tuning ? &tune : nullptr);
+    ctx.add_step(ins, [plan, a = a.ptr, b = b.ptr, c = c.ptr, bias, c_in, &libs](cudaStream_t s) {
+        plan->run(a, b, c, libs.workspace(), s, bias, c_in);
     });
+}
+
+// A [N] (or [1, ..., N]) contiguous vector of the output's type: what cuBLASLt's bias epilogue
+// adds to each row of an [M, N] output.
+bool is_row_bias(const shape& v, const shape& out) {
+    std::size_t n = out.lens().back();
+    return out.lens().size() == 2 && out.standard() && v.type() == out.type() && !v.lens().empty() &&
+           v.lens().back() == n && v.elements() == n && (n == 1 || v.strides().back() == 1);
 }
 
 }  // namespace
@@ -93,6 +107,11 @@ void lower_contraction(lowering_context& ctx, const instruction& ins, const oper
         if (g->trans_a) a.s = swap_last_two(a.s);
         if (g->trans_b) b.s = swap_last_two(b.s);
         float beta = 0;
+        if (in.size() > 2 && g->beta == 1 && is_row_bias(in[2].s, out.s)) {
+            // C one row of the output's type, added once: cuBLASLt's bias epilogue, no copy of C.
+            add_matmul(ctx, ins, a, b, out, g->alpha, 0.0f, matmul_epilogue::bias, in[2].ptr);
+            return;
+        }
         if (in.size() > 2 && g->beta != 0) {
             // beta * C: C broadcast into the output first, then the product accumulates onto it.
             shape cs = in[2].s;
@@ -143,34 +162,105 @@ const gpu_lowering_registrar contraction_lowering{{
     true,
 }};
 
-// dot + bias [N] (+ relu) with the result as the region's output: cuBLASLt applies the bias and
-// relu itself, so the region is one library call.
+// The memory a region's input, or a view of one, is read from (none for anything computed).
+std::optional<body_operand> aliased_operand(const instruction& i,
+                                            const std::unordered_map<const instruction*, body_operand>& known) {
+    if (auto it = known.find(&i); it != known.end()) return it->second;
+    if (i.is_param() || i.is_literal() || i.is_return()) return std::nullopt;
+    std::vector<shape> in;
+    for (auto j : i.inputs()) in.push_back(j->get_shape());
+    int alias = i.get_operator().output_alias(in);
+    if (alias < 0) return std::nullopt;
+    auto src = aliased_operand(*i.inputs()[alias], known);
+    if (!src) return std::nullopt;
+    return view_operand(i, *src);
+}
+
+// Whether every reordering view in the body leaves its result standard (a reshape, not a
+// transpose): then element i of the output reads element i of the product, and the epilogue
+// can overwrite the product in place.
+bool views_keep_order(const module& body, const instruction& anchor) {
+    std::unordered_set<const instruction*> of_product{&anchor};
+    for (const auto& b : body) {
+        if (b.is_param() || b.is_literal() || b.is_return()) continue;
+        std::vector<shape> in;
+        for (auto i : b.inputs()) in.push_back(i->get_shape());
+        int alias = b.get_operator().output_alias(in);
+        if (alias < 0 || !of_product.contains(&*b.inputs()[static_cast<std::size_t>(alias)])) continue;
+        if (!b.get_shape().standard()) return false;
+        of_product.insert(&b);
+    }
+    return true;
+}
+
+// A dot or a gemm (its C only a row bias with beta = 1), then reshapes of the product keeping its
+// rows, and what cuBLASLt applies itself, in its order
+// D = act(A B + C + bias): the adds of a bias [N] and of a residual (C with beta = 1: same shape,
+// type and layout as the output), each at most once, then relu or tanh's GELU, last. The region
+// is then one library call: no generated kernel, no extra pass over the output.
 bool try_library_epilogue(lowering_context& ctx, const instruction& ins, const module& body, const instruction& anchor,
                           const std::vector<body_operand>& in,
                           const std::unordered_map<const instruction*, body_operand>& known) {
-    if (!anchor.get_operator().get_if<ops::dot>() || !ins.get_shape().standard() ||
-        anchor.get_shape() != ins.get_shape() || anchor.get_shape().lens().size() < 2)
+    const auto& aop = anchor.get_operator();
+    const auto* g = aop.get_if<ops::gemm>();
+    const shape& out = ins.get_shape();
+    const shape& product = anchor.get_shape();
+    // A gemm's C joins only as a bias (one row, beta = 1); the product is the output's bytes.
+    bool c_bias = g && anchor.inputs().size() == 3 && g->beta == 1 && is_row_bias(in.at(2).s, product);
+    if (!(aop.get_if<ops::dot>() || (g && (anchor.inputs().size() == 2 || c_bias))) || !out.standard() ||
+        !product.standard() || product.type() != out.type() || product.elements() != out.elements() ||
+        product.lens().size() < 2)
         return false;
-    std::vector<const instruction*> ops_after;
-    for (const auto& b : body)
-        if (!b.is_param() && !b.is_return() && &b != &anchor) ops_after.push_back(&b);
-    if (ops_after.empty() || ops_after.size() > 2) return false;
-    const instruction& add = *ops_after[0];
-    if (!add.get_operator().get_if<ops::add>() || add.inputs().size() != 2) return false;
-    const instruction* other = &*add.inputs()[0] == &anchor ? &*add.inputs()[1] : &*add.inputs()[0];
-    if (&*add.inputs()[0] != &anchor && &*add.inputs()[1] != &anchor) return false;
-    auto bias = known.find(other);
-    std::size_t n = ins.get_shape().lens().back();
-    if (bias == known.end() || bias->second.s.lens() != std::vector<std::size_t>{n} || bias->second.s.strides()[0] != 1 ||
-        bias->second.s.type() != ins.get_shape().type())
-        return false;
-    matmul_epilogue epi = matmul_epilogue::bias;
-    if (ops_after.size() == 2) {
-        const instruction& act = *ops_after[1];
-        if (!act.get_operator().get_if<ops::relu>() || &*act.inputs()[0] != &add) return false;
-        epi = matmul_epilogue::bias_relu;
+    std::size_t n = product.lens().back();
+    std::optional<body_operand> bias, residual;
+    if (c_bias) bias = in.at(2);
+    bool relu = false, gelu = false;
+    const instruction* prev = &anchor;
+    for (const auto& b : body) {
+        if (b.is_param() || b.is_return() || &b == &anchor) continue;
+        bool reads_prev = std::any_of(b.inputs().begin(), b.inputs().end(), [&](auto i) { return &*i == prev; });
+        if (!reads_prev && aliased_operand(b, known)) continue;   // a view of an input (the bias broadcast)
+        if (relu || gelu || !reads_prev) return false;            // a chain, the activation last
+        const auto& op = b.get_operator();
+        const shape& bs = b.get_shape();
+        std::vector<shape> in_shapes;
+        for (auto i : b.inputs()) in_shapes.push_back(i->get_shape());
+        if (op.output_alias(in_shapes) >= 0) {
+            // A reshape of the product keeping its rows ([batch * seq, N] as [batch, seq, N]).
+            if (!bs.standard() || bs.lens().empty() || bs.lens().back() != n) return false;
+        } else if (op.get_if<ops::add>() && b.inputs().size() == 2 && &*b.inputs()[0] != &*b.inputs()[1]) {
+            auto other = aliased_operand(&*b.inputs()[0] == prev ? *b.inputs()[1] : *b.inputs()[0], known);
+            if (!other || other->s.type() != out.type() || bs.lens().empty() || bs.lens().back() != n) return false;
+            // As the add reads it: numpy-broadcast to its result.
+            shape os = broadcast_to(other->s, bs.lens());
+            bool row = std::all_of(os.strides().begin(), os.strides().end() - 1, [](std::size_t st) { return st == 0; }) &&
+                       (os.strides().back() == 1 || n == 1);
+            if (!bias && row)
+                bias = other;
+            else if (!residual && os == bs && bs.standard())
+                residual = other;
+            else
+                return false;
+        } else if (op.get_if<ops::relu>()) {
+            relu = true;
+        } else if (const auto* ge = op.get_if<ops::gelu>(); ge && ge->approximate == "tanh") {
+            gelu = true;
+        } else {
+            return false;
+        }
+        prev = &b;
     }
-    add_matmul(ctx, ins, in.at(0), in.at(1), {ctx.address(ins), ins.get_shape()}, 1.0f, 0.0f, epi, bias->second.ptr);
+    if (prev == &anchor || &*std::prev(body.end())->inputs().at(0) != prev) return false;
+    std::byte* d = ctx.address(ins);
+    // cuBLASLt reads C and writes D element by element: the same memory or apart, never overlapping.
+    if (residual && residual->ptr != d && residual->ptr < d + out.bytes() && d < residual->ptr + out.bytes()) return false;
+    matmul_epilogue epi = bias ? (relu ? matmul_epilogue::bias_relu : gelu ? matmul_epilogue::bias_gelu : matmul_epilogue::bias)
+                               : (relu ? matmul_epilogue::relu : gelu ? matmul_epilogue::gelu : matmul_epilogue::none);
+    body_operand a = in.at(0), b = in.at(1);
+    if (g && g->trans_a) a.s = swap_last_two(a.s);
+    if (g && g->trans_b) b.s = swap_last_two(b.s);
+    add_matmul(ctx, ins, a, b, {d, product}, g ? g->alpha : 1.0f, residual ? 1.0f : 0.0f, epi, bias ? bias->ptr : nullptr,
+               residual ? residual->ptr : nullptr);
     return true;
 }
 
@@ -211,8 +301,12 @@ const gpu_lowering_registrar epilogue_lowering{{
         shape as = nhwc_convolution(ins) ? channels_last(anchor->get_shape()) : anchor->get_shape().as_standard();
         body_operand result{ctx.address(ins), as};
         // The product goes straight into the output when the epilogue can read and write each
-        // element in place (same type and layout), else into scratch memory.
-        if (!same_layout(as, out)) result.ptr = ctx.scratch(as.bytes(), "a fused epilogue's product");
+        // element in place (same type and layout, or a reshape of a standard product), else into
+        // scratch memory.
+        bool in_place = views_keep_order(body, *anchor) &&
+                        (same_layout(as, out) || (as.standard() && out.standard() && as.type() == out.type() &&
+                                                  as.elements() == out.elements()));
+        if (!in_place) result.ptr = ctx.scratch(as.bytes(), "a fused epilogue's product");
         lower_contraction(ctx, ins, anchor->get_operator(), in, result);
         const instruction& ret = *std::prev(body.end());
         if (&*ret.inputs().at(0) == anchor) {   // nothing after the product

@@ -32,6 +32,7 @@ public:
           runner_(dev_, libs_, stream_.get(), opts) {
         check_supported(prog_.main());
         libs_.allow_tf32 = opts.allow_tf32;
+        exhaustive_tune_ = opts.exhaustive_tune;
         for (const auto& b : saved.blobs) {
             if (b.name != library_plans_blob) fail("gpu: the saved program carries a blob '", b.name, "' the gpu target does not take");
             libs_.plans.read_saved(b.bytes.data(), b.bytes.get_shape().bytes());
@@ -86,6 +87,10 @@ private:
         if (stats_.compiled_kernels.size() != k.compiled.size()) stats_.compiled_kernels = k.compiled;   // grows, never changes
         stats_.notes.clear();
         if (!host_steps_.empty()) stats_.notes.push_back(host_steps_);
+        // Its library calls are planned at each launch, where timing candidates would cost every run.
+        if (exhaustive_tune_)
+            stats_.notes.push_back("--exhaustive-tune not applied: this program runs an instruction at a time, and its "
+                                   "library calls take the heuristics' first choice");
         // Each launch of a cuBLASLt or cuDNN instruction looks its plan up again (a Loop body's
         // matmul once per iteration), so these count launches, not distinct plans.
         if (libs_.plans.from_saved + libs_.plans.queried)
@@ -231,6 +236,7 @@ private:
     caller_buffers_in_place in_place_;
     executable_stats stats_;
     std::string host_steps_;   // the string ops that run on the host, reported with the stats
+    bool exhaustive_tune_ = false;
 };
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "targets/gpu/layout_nhwc.hpp"
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
+#include "targets/gpu/tuning_store.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -97,6 +98,9 @@ public:
         auto t0 = std::chrono::steady_clock::now();
         check_supported(m);
         libs_.allow_tf32 = opts.allow_tf32;
+        // The tuning store lives beside the kernel cache (in memory only with --no-cache).
+        if (opts.exhaustive_tune)
+            libs_.tuning = std::make_unique<tuning_store>(opts.kernel_cache ? kernel_cache_dir(kernel_settings{}) : "");
         read_saved_plans(saved.blobs);
         plan_ = plan_memory(m);
         arena_ = device_buffer(plan_.arena_bytes, "the arena");
@@ -150,6 +154,7 @@ public:
         stats_.arena_bytes = plan_.arena_bytes;
         stats_.weight_bytes = weights_.bytes();
         stats_.memory = plan_.report();
+        if (libs_.tuning && !libs_.tuning->report().empty()) stats_.notes.push_back(libs_.tuning->report());
         if (libs_.plans.from_saved + libs_.plans.queried)
             stats_.notes.push_back(cat("library plans: ", libs_.plans.from_saved + libs_.plans.queried, " (from the saved program ",
                                        libs_.plans.from_saved, ", asked of the heuristics ", libs_.plans.queried, ")"));
@@ -553,7 +558,6 @@ public:
     std::vector<std::string> ignored_options(const compile_options& opts) const override {
         std::vector<std::string> r;
         if (opts.offload_copy) r.push_back("--enable-offload-copy (the gpu target always copies host inputs and outputs)");
-        if (opts.exhaustive_tune) r.push_back("--exhaustive-tune (the gpu target uses the libraries' heuristics so far)");
         if (opts.threads) r.push_back("--threads (the gpu target runs on its device)");
         return r;
     }

@@ -69,14 +69,17 @@ std::string cache_key(const kernel_source& src, const kernel_settings& s) {
     return h.hex();
 }
 
-std::string read_file(const fs::path& p) {
+}  // namespace
+
+std::string read_cache_file(const std::string& p) {
     std::ifstream in(p, std::ios::binary);
     if (!in) return {};
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Temp file then rename: a reader sees the whole cubin or none.
-void write_atomically(const fs::path& p, const std::string& bytes) {
+// Temp file then rename: a reader sees the whole file or none.
+void write_cache_file(const std::string& path, const std::string& bytes) {
+    const fs::path p = path;
     std::error_code ec;
     fs::create_directories(p.parent_path(), ec);
     std::random_device rd;
@@ -90,7 +93,11 @@ void write_atomically(const fs::path& p, const std::string& bytes) {
     if (ec) fs::remove(tmp, ec);
 }
 
-}  // namespace
+std::string cache_hash(std::initializer_list<std::string_view> fields) {
+    hasher h;
+    for (auto f : fields) h.add(f);
+    return h.hex();
+}
 
 std::string kernel_cache_dir(const kernel_settings& s) {
     if (!s.cache_dir.empty()) return s.cache_dir;
@@ -174,7 +181,7 @@ std::vector<cudaKernel_t> kernel_set::build(const std::vector<kernel_source>& so
                     continue;
                 }
                 const fs::path file = dir / (keys[k] + ".cubin");
-                if (s.use_cache) cubins[k] = read_file(file);
+                if (s.use_cache) cubins[k] = read_cache_file(file.string());
                 if (!cubins[k].empty()) {
                     ++hits;
                     continue;
@@ -182,7 +189,7 @@ std::vector<cudaKernel_t> kernel_set::build(const std::vector<kernel_source>& so
                 auto c0 = std::chrono::steady_clock::now();
                 cubins[k] = compile_to_cubin(sources[firsts[k]], s);
                 nvrtc_ms[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
-                if (s.use_cache) write_atomically(file, cubins[k]);
+                if (s.use_cache) write_cache_file(file.string(), cubins[k]);
             } catch (...) {
                 errors[k] = std::current_exception();
             }

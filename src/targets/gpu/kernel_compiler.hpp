@@ -8,9 +8,11 @@
 //    partial one.
 #pragma once
 #include <cstddef>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -68,6 +70,12 @@ void launch_kernel(cudaKernel_t k, unsigned grid, unsigned block, void** args, c
 
 // The cache directory the settings use.
 std::string kernel_cache_dir(const kernel_settings& s);
+// The disk cache's file access, shared with the tuning store: a missing or unreadable file reads
+// empty, and a cache that cannot be written is no error (written to a temporary, then renamed).
+std::string read_cache_file(const std::string& path);
+void write_cache_file(const std::string& path, const std::string& bytes);
+// A 128-bit hash of the fields, as hex: the cache's file names.
+std::string cache_hash(std::initializer_list<std::string_view> fields);
 // Compiles one source to a cubin (no cache); for tests and for the cache's misses.
 std::string compile_to_cubin(const kernel_source& src, const kernel_settings& s);
 

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "targets/gpu/gpu_error.hpp"
+#include "targets/gpu/tuning_store.hpp"
 
 namespace kiln::gpu {
 

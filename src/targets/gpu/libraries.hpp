@@ -5,11 +5,14 @@
 #include <cudnn.h>
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "targets/gpu/device.hpp"
 
 namespace kiln::gpu {
+
+class tuning_store;
 
 // The libraries' choices by problem (a cuBLASLt algorithm, cuDNN's convolution algorithm), as
 // plain bytes, so that a saved program keeps them and loading it asks no heuristic. A problem is a
@@ -43,6 +46,7 @@ struct library_handles {
     cudaStream_t stream;
     bool allow_tf32 = false;
     library_plans plans;
+    std::unique_ptr<tuning_store> tuning;   // --exhaustive-tune (null: the heuristics' first choice)
 
     // The shared workspace, grown at load time to the largest a step asked for.
     void reserve_workspace(std::size_t bytes);

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/libraries.hpp"
+#include "targets/gpu/tuning_store.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -57,6 +58,17 @@ cudaDataType_t cuda_type(dtype t, const std::string& where) {
     }
 }
 
+// The row stride of A [batch..., M, K] read as one matrix [batch * M, K] (its rows evenly spaced
+// across the batch, each row contiguous), or none.
+std::optional<std::size_t> folded_rows(const shape& a, std::size_t batch, std::size_t M, std::size_t K) {
+    std::size_t n = a.lens().size();
+    long long sb = batch_stride(a);
+    if (batch < 2 || sb <= 0 || (a.strides()[n - 1] != 1 && K != 1)) return std::nullopt;
+    std::size_t rows = M == 1 ? static_cast<std::size_t>(sb) : a.strides()[n - 2];
+    if (rows < K || static_cast<std::size_t>(sb) != M * rows) return std::nullopt;
+    return rows;
+}
+
 }  // namespace
 
 bool matmul_operand_ok(const shape& s) {
@@ -84,8 +96,49 @@ struct matmul_plan::impl {
     }
 };
 
+namespace {
+
+void set_bias(matmul_plan::impl& I, const void* bias) {
+    KILN_GPU_CHECK(cublasLtMatmulDescSetAttribute(I.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+                   cat("setting the bias of the matmul of ", I.where));
+    I.bias = bias;
+}
+
+// The fastest of cuBLASLt's candidates on the real operands (or the tuning store's earlier choice).
+void tune_algorithm(matmul_plan::impl& I, const std::string& problem,
+                    const std::vector<cublasLtMatmulHeuristicResult_t>& results, const matmul_tuning& t) {
+    if (t.bias) set_bias(I, t.bias);
+    std::vector<std::string> candidates;
+    for (const auto& r : results) candidates.emplace_back(reinterpret_cast<const char*>(&r.algo), sizeof(r.algo));
+    auto workspace_of = [&](const std::string& plan) {
+        for (const auto& r : results)
+            if (std::memcmp(&r.algo, plan.data(), sizeof(r.algo)) == 0) return r.workspaceSize;
+        return std::size_t{0};
+    };
+    auto run = [&](const std::string& plan, cudaStream_t s) {
+        cublasLtMatmulAlgo_t algo;
+        std::memcpy(&algo, plan.data(), sizeof(algo));
+        const void* alpha = I.f64 ? static_cast<const void*>(&I.alpha_d) : &I.alpha_f;
+        const void* beta = I.f64 ? static_cast<const void*>(&I.beta_d) : &I.beta_f;
+        KILN_GPU_CHECK(cublasLtMatmul(I.h, I.desc, alpha, t.b, I.la, t.a, I.lb, beta, t.c_in ? t.c_in : t.c, I.lc, t.c, I.lc, &algo,
+                                      t.workspace, workspace_of(plan), s),
+                       cat("timing a candidate for the matmul of ", I.where));
+    };
+    std::string plan = t.store->choose(cat("cublasLt ", cublasLtGetVersion()), problem, candidates, run, t.stream, I.where).plan;
+    cublasLtMatmulHeuristicResult_t check{};
+    // A stored choice another problem's heuristic list may not hold: checked as a saved plan is.
+    std::memcpy(&I.algo, plan.data(), std::min(plan.size(), sizeof(I.algo)));
+    if (plan.size() != sizeof(I.algo) ||
+        cublasLtMatmulAlgoCheck(I.h, I.desc, I.la, I.lb, I.lc, I.lc, &I.algo, &check) != CUBLAS_STATUS_SUCCESS)
+        fail("gpu: --exhaustive-tune: the tuning store's choice for the matmul of ", I.where,
+             " is not one this cuBLASLt takes (remove the cache's tuning folder)");
+    I.workspace = check.workspaceSize;
+}
+
+}  // namespace
+
 matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_t max_workspace, const std::string& where,
-                         library_plans* plans)
+                         library_plans* plans, const matmul_tuning* tune)
     : impl_(std::make_unique<impl>()) {
     auto& I = *impl_;
     I.h = h;
@@ -96,6 +149,15 @@ matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_
     std::size_t n = p.c.lens().size();
     std::size_t M = p.c.lens()[n - 2], N = p.c.lens()[n - 1], K = p.a.lens()[n - 1];
     std::size_t batch = p.c.elements() / std::max<std::size_t>(1, M * N);
+    shape a_mat = p.a;
+    if (auto rows = folded_rows(p.a, batch, M, K); rows && batch_stride(p.b) == 0) {
+        // One weight for every batch item (a linear layer over [batch, seq, hidden]): one GEMM of
+        // batch * M rows. cuBLASLt picks its tiles for the problem it is given, and a strided batch
+        // of 64 products of 128 rows runs at a fraction of the rate of one product of 8192 rows.
+        M *= batch;
+        batch = 1;
+        a_mat = shape(p.a.type(), {M, K}, {*rows, 1});
+    }
     cudaDataType_t t = cuda_type(p.c.type(), where);
     I.f64 = t == CUDA_R_64F;
     cublasComputeType_t compute = I.f64 ? CUBLAS_COMPUTE_64F
@@ -105,7 +167,8 @@ matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_
     I.alpha_f = p.alpha, I.beta_f = p.beta, I.alpha_d = p.alpha, I.beta_d = p.beta;
     // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS's first operand is B.
     auto b = *transposed_view(K, N, p.b.strides()[n - 2], p.b.strides()[n - 1]);
-    auto a = *transposed_view(M, K, p.a.strides()[n - 2], p.a.strides()[n - 1]);
+    std::size_t na = a_mat.lens().size();
+    auto a = *transposed_view(M, K, a_mat.strides()[na - 2], a_mat.strides()[na - 1]);
     KILN_GPU_CHECK(cublasLtMatmulDescCreate(&I.desc, compute, scale), ctx);
     KILN_GPU_CHECK(cublasLtMatmulDescSetAttribute(I.desc, CUBLASLT_MATMUL_DESC_TRANSA, &b.op, sizeof(b.op)), ctx);
     KILN_GPU_CHECK(cublasLtMatmulDescSetAttribute(I.desc, CUBLASLT_MATMUL_DESC_TRANSB, &a.op, sizeof(a.op)), ctx);
@@ -121,7 +184,11 @@ matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_
         }
     }
     if (p.epilogue != matmul_epilogue::none) {
-        cublasLtEpilogue_t e = p.epilogue == matmul_epilogue::bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
+        cublasLtEpilogue_t e = p.epilogue == matmul_epilogue::bias        ? CUBLASLT_EPILOGUE_BIAS
+                               : p.epilogue == matmul_epilogue::bias_relu ? CUBLASLT_EPILOGUE_RELU_BIAS
+                               : p.epilogue == matmul_epilogue::relu      ? CUBLASLT_EPILOGUE_RELU
+                               : p.epilogue == matmul_epilogue::gelu      ? CUBLASLT_EPILOGUE_GELU
+                                                                          : CUBLASLT_EPILOGUE_GELU_BIAS;
         KILN_GPU_CHECK(cublasLtMatmulDescSetAttribute(I.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof(e)), ctx);
     }
     cublasLtMatmulPreference_t pref = nullptr;
@@ -147,10 +214,13 @@ matmul_plan::matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_
                                                         sizeof(max_workspace)),
                    ctx);
     int found = 0;
-    KILN_GPU_CHECK(cublasLtMatmulAlgoGetHeuristic(h, I.desc, I.la, I.lb, I.lc, I.lc, pref, 1, &result, &found), ctx);
+    cublasLtMatmulHeuristicResult_t results[8]{};
+    KILN_GPU_CHECK(cublasLtMatmulAlgoGetHeuristic(h, I.desc, I.la, I.lb, I.lc, I.lc, pref, tune ? 8 : 1, results, &found),
+                   ctx);
     if (found == 0) fail("gpu: cuBLASLt has no algorithm for the matmul of ", where);
-    I.algo = result.algo;
-    I.workspace = result.workspaceSize;
+    I.algo = results[0].algo;
+    I.workspace = results[0].workspaceSize;
+    if (tune) tune_algorithm(I, problem, std::vector(results, results + found), *tune);
     if (plans) plans->use(problem, std::string(reinterpret_cast<const char*>(&I.algo), sizeof(I.algo)), false);
 }
 
@@ -158,16 +228,13 @@ matmul_plan::~matmul_plan() = default;
 matmul_plan::matmul_plan(matmul_plan&&) noexcept = default;
 std::size_t matmul_plan::workspace_bytes() const { return impl_->workspace; }
 
-void matmul_plan::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias) const {
+void matmul_plan::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias,
+                      const void* c_in) const {
     auto& I = *impl_;
-    if (bias && I.bias != bias) {
-        KILN_GPU_CHECK(cublasLtMatmulDescSetAttribute(I.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
-                       cat("setting the bias of the matmul of ", I.where));
-        I.bias = bias;
-    }
+    if (bias && I.bias != bias) set_bias(I, bias);
     const void* alpha = I.f64 ? static_cast<const void*>(&I.alpha_d) : &I.alpha_f;
     const void* beta = I.f64 ? static_cast<const void*>(&I.beta_d) : &I.beta_f;
-    KILN_GPU_CHECK(cublasLtMatmul(I.h, I.desc, alpha, b, I.la, a, I.lb, beta, c, I.lc, c, I.lc, &I.algo, workspace,
+    KILN_GPU_CHECK(cublasLtMatmul(I.h, I.desc, alpha, b, I.la, a, I.lb, beta, c_in ? c_in : c, I.lc, c, I.lc, &I.algo, workspace,
                                   I.workspace, s),
                    cat("running the matmul of ", I.where));
 }

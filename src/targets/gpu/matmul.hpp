@@ -16,10 +16,22 @@ typedef struct CUstream_st* cudaStream_t;
 namespace kiln::gpu {
 
 class library_plans;
+class tuning_store;
 
-// What cuBLASLt applies to the product before writing it: a bias per output column (of C's
-// type, [N]), then optionally relu.
-enum class matmul_epilogue { none, bias, bias_relu };
+// --exhaustive-tune: where the candidates are timed (the operands' real device memory, at load).
+struct matmul_tuning {
+    tuning_store* store;
+    const void *a, *b, *c_in;   // c_in: C when it is not the output, else null
+    void* c;
+    const void* bias;   // the epilogue's, or null
+    void* workspace;
+    cudaStream_t stream;
+};
+
+// What cuBLASLt applies to the product (after adding beta * C) before writing it: a bias per
+// output column (of C's type, [N]), then optionally relu or GELU. cuBLASLt's GELU is the tanh
+// form (gelu[approximate=tanh]); erf's GELU stays in the generated kernel after the GEMM.
+enum class matmul_epilogue { none, bias, bias_relu, relu, gelu, bias_gelu };
 
 struct matmul_problem {
     shape a, b, c;            // [batch..., M, K], [batch..., K, N], [batch..., M, N]; batch dims as C's
@@ -34,16 +46,21 @@ bool matmul_operand_ok(const shape& s);
 class matmul_plan {
 public:
     // `plans`: where a saved program's algorithm is looked up and the one chosen recorded (null: none).
+    // `tune`: time cuBLASLt's first 8 candidates instead of taking its first (a saved program's
+    // algorithm is still taken as it is).
     matmul_plan(cublasLtHandle_t h, const matmul_problem& p, std::size_t max_workspace, const std::string& where,
-                library_plans* plans = nullptr);
+                library_plans* plans = nullptr, const matmul_tuning* tune = nullptr);
     ~matmul_plan();
     matmul_plan(matmul_plan&&) noexcept;
     std::size_t workspace_bytes() const;
     // `bias`: the epilogue's [N] vector (ignored without one); set once, at the first run.
-    void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias = nullptr) const;
+    // `c_in`: C when it is not the output (a residual added with beta = 1); null: C is `c`.
+    void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s, const void* bias = nullptr,
+             const void* c_in = nullptr) const;
+
+    struct impl;   // cuBLASLt's descriptors and the chosen algorithm (matmul.cpp)
 
 private:
-    struct impl;
     std::unique_ptr<impl> impl_;
 };
 

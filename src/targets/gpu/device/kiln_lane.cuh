@@ -22,6 +22,14 @@ __device__ T block_reduce(T v, Op op, T identity, T* smem) {
     return v;
 }
 
+// Every lane of the warp gets the sum of all 32 lanes' v (row kernels: one warp per lane).
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
 template <class T> __device__ __forceinline__ T max_nan(T a, T b) { return (b > a || b != b) ? b : a; }
 template <class T> __device__ __forceinline__ T min_nan(T a, T b) { return (b < a || b != b) ? b : a; }
 
