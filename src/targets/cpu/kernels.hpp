@@ -80,6 +80,9 @@ bool native_precision(compute_precision p);
 cpu_kernel make_gather_kernel(const instruction& ins);
 // Concat as block copies (concat_kernel.cpp); none for other instructions.
 cpu_kernel make_concat_kernel(const instruction& ins);
+// float32 attention as one fused kernel with an online softmax (attention_kernel.cpp); none for
+// other instructions and types.
+cpu_kernel make_attention_kernel(const instruction& ins, cpu_context& ctx);
 // Builds the instruction's kernel (primitives created and weights reordered now, once).
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);
 // oneDNN's kernels for attention, layer norm and softmax (onednn_transformer.cpp).

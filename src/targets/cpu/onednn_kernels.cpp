@@ -602,6 +602,7 @@ argument logical_value(cpu_context& ctx, const instruction& ins, const argument&
 }
 
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx) {
+    if (auto k = make_attention_kernel(ins, ctx); k.run) return k;
     if (auto k = make_onednn_kernel(ins, ctx); k.run) return k;
     if (auto k = make_gather_kernel(ins); k.run) return k;
     if (auto k = make_concat_kernel(ins); k.run) return k;
