@@ -354,8 +354,13 @@ tile_fn best_tile() {
 
 class fused_attention {
 public:
-    fused_attention(const attention_plan& pl, std::size_t threads)
-        : pl_(pl), tile_(best_tile()), scratch_(std::max<std::size_t>(threads, 1), std::vector<float>(pl.scratch_floats())) {}
+    // The scratch buffers (one per thread) are the executable's, shared by its attention kernels,
+    // which run one at a time: sized for the largest, not one set per attention of the model.
+    fused_attention(const attention_plan& pl, std::vector<std::vector<float>>& scratch)
+        : pl_(pl), tile_(best_tile()), scratch_(scratch) {
+        for (auto& s : scratch_)
+            if (s.size() < pl.scratch_floats()) s.resize(pl.scratch_floats());
+    }
     void run(const attention_args& a) {
         auto tasks = static_cast<std::int64_t>(pl_.batch * pl_.heads * pl_.chunks_per_head);
         int threads = std::min(omp_get_max_threads(), static_cast<int>(scratch_.size()));
@@ -368,7 +373,7 @@ public:
 private:
     attention_plan pl_;
     tile_fn tile_;
-    std::vector<std::vector<float>> scratch_;   // one per thread
+    std::vector<std::vector<float>>& scratch_;
 };
 
 }  // namespace
@@ -397,7 +402,8 @@ cpu_kernel make_attention_kernel(const instruction& ins, cpu_context& ctx) {
     // its head's keys again).
     std::size_t heads = pl.batch * pl.heads;
     pl.chunks_per_head = std::min(pl.tiles_per_head, std::max<std::size_t>(1, (2 * ctx.threads + heads - 1) / heads));
-    auto k = std::make_shared<fused_attention>(pl, ctx.threads);
+    ctx.attention_scratch.resize(std::max<std::size_t>(ctx.threads, 1));
+    auto k = std::make_shared<fused_attention>(pl, ctx.attention_scratch);
     host_kernel run = [k, masked = pl.has_mask](std::span<const argument> args, const argument& out) {
         k->run({args[0].as<const float>(), args[1].as<const float>(), args[2].as<const float>(),
                 masked ? args[3].data() : nullptr, out.as<float>()});

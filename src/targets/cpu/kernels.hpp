@@ -70,6 +70,9 @@ struct cpu_context {
     std::size_t reordered = 0, reused = 0;
     std::unordered_map<const instruction*, std::size_t> position;
     std::unordered_map<const instruction*, argument> observed;   // logical_value's buffers
+    // The fused attention kernels' working buffers, one per thread, shared by all of them
+    // (attention_kernel.cpp).
+    std::vector<std::vector<float>> attention_scratch;
 };
 
 // Whether this CPU computes in the precision natively (oneDNN's ISA at run time: AVX512-BF16 for
