@@ -68,6 +68,33 @@ TEST(cpu_target, attention_variants_fused) {
     }
 }
 
+// A causal mask written as a float mask of -1e9 above the diagonal (as exporters write one),
+// over several query tiles and key panels: the fused kernel skips the panels whose bias rules
+// their keys out (query_tile) and matches ref. With every third row's bias -100 on every key
+// (attending to all of them), the skip's bound fails for those rows and the panels are
+// computed; with one key a row spread over the panels, every panel is in play. (A row of -1e9
+// throughout is no case for float32: s - 1e9 rounds to -1e9 for every key, where ref in double
+// keeps the scores apart.)
+TEST(cpu_target, attention_with_large_negative_float_masks) {
+    for (int pattern : {0, 1, 2}) {
+        std::size_t sq = 100, skv = 140;
+        std::string values;
+        for (std::size_t i = 0; i < sq; ++i)
+            for (std::size_t j = 0; j < skv; ++j) {
+                bool keep = pattern == 2 ? j == (i * 7) % skv : j <= i + 20;
+                bool all_at_100 = pattern == 1 && i % 3 == 0;   // every key, each 100 down
+                values += (values.empty() ? "" : ", ") + std::string(all_at_100 ? "-100" : keep ? "0" : "-1e9");
+            }
+        std::string text = "module: \"main\"\nq = @param:q -> float_type, {1, 2, 100, 16}\n"
+                           "k = @param:k -> float_type, {1, 2, 140, 16}\nv = @param:v -> float_type, {1, 2, 140, 16}\n"
+                           "m = @literal{" + values + "} -> float_type, {100, 140}\n"
+                           "@0 = attention[scale=0,is_causal=false,causal_offset=0,softcap=0](q,k,v,m)\n@1 = @return(@0)\n";
+        SCOPED_TRACE("pattern " + std::to_string(pattern));
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "fused attention: 1 instruction (attention 1)")) << ::testing::PrintToString(placement);
+    }
+}
+
 // The same variants in float16 and bfloat16 on random inputs (seeds 0 and 1), against ref (which
 // computes in double and rounds the result) within the type's tolerance: bf16 through oneDNN's
 // bf16 matmuls where the CPU has AVX512-BF16, float16 (and bf16 elsewhere) as the float kernel

@@ -1,12 +1,12 @@
 // float32 attention as one fused kernel: softmax(softcap(scale q kᵀ) + bias) v computed tile by
 // tile with an online softmax, so the scores of a query tile never leave L1 and no [Sq, Skv]
-// matrix is written. A task is one batch entry, one query head and a tile of query rows; for
-// each block of keys it packs the block's kᵀ and v, computes the scores, adds the bias (the
-// mask, the causal limit) and folds the block into running row maxima, sums and outputs
-// (rescaled by exp(old max - new max)), all in float32. Blocks wholly past the causal limit of
-// the tile's last row are skipped. The inner loops are `omp simd` loops compiled for AVX-512,
-// AVX2 or the baseline, chosen from the CPU's features at run time; the tasks run on the
-// program's OpenMP pool.
+// matrix is written. A task is one batch entry, one query head and a run of query tiles; it
+// packs the keys its rows see once, then for each tile and block of keys computes the scores,
+// adds the bias (the mask, the causal limit) and folds the block into running row maxima, sums
+// and outputs (rescaled by exp(old max - new max)), all in float32. Key panels that cannot
+// count are skipped (query_tile says when). The inner loops are compiled for AVX-512, AVX2 or
+// the baseline, chosen from the CPU's features at run time; the tasks run on the program's
+// OpenMP pool.
 #include <omp.h>
 
 #include <algorithm>
@@ -82,11 +82,14 @@ struct attention_plan {
     std::size_t tiles_per_head = 0, chunks_per_head = 1;   // query tiles of 32 rows; tasks per head
     std::size_t dv_padded() const { return (dv + lanes - 1) / lanes * lanes; }
     std::size_t padded_keys() const { return (keys + block_keys - 1) / block_keys * block_keys; }
-    // A query tile's buffers (query_tile), then every key packed (pack_keys).
+    // A query tile's buffers (query_tile), then every key packed and the panels' largest key
+    // norms (pack_keys).
     std::size_t tile_floats() const {
-        return tile_rows * d + tile_rows * block_keys + tile_rows * dv_padded() + tile_rows * (1 + lanes) + block_keys;
+        return tile_rows * (d + 2 * block_keys + dv_padded() + lanes + 3);
     }
-    std::size_t scratch_floats() const { return tile_floats() + padded_keys() * (d + dv_padded()); }
+    std::size_t scratch_floats() const {
+        return tile_floats() + padded_keys() * (d + dv_padded()) + padded_keys() / panel_keys;
+    }
 };
 
 struct attention_args {
@@ -140,23 +143,24 @@ template <std::size_t R>
 }
 static_assert(panel_keys == 4 * lanes && block_keys % panel_keys == 0);
 
-[[gnu::always_inline]] inline void scores(const float* qp, const float* kt, float* sc, std::size_t rows, std::size_t d) {
-    for (std::size_t j = 0; j < block_keys; j += panel_keys) {
-        std::size_t r = 0;
-        for (; r + row_group <= rows; r += row_group) score_rows<row_group>(qp + r * d, kt + j, sc + r * block_keys + j, d);
-        for (; r < rows; ++r) score_rows<1>(qp + r * d, kt + j, sc + r * block_keys + j, d);
-    }
+// Panel p of the block (keys [64 p, 64 p + 64)) for every row of the tile.
+[[gnu::always_inline]] inline void score_panel(const float* qp, const float* kt, float* sc, std::size_t rows, std::size_t d,
+                                               std::size_t p) {
+    std::size_t j = p * panel_keys, r = 0;
+    for (; r + row_group <= rows; r += row_group) score_rows<row_group>(qp + r * d, kt + j, sc + r * block_keys + j, d);
+    for (; r < rows; ++r) score_rows<1>(qp + r * d, kt + j, sc + r * block_keys + j, d);
 }
 
 // o[r] += p[r] · v over the block, R rows and 16 output columns at a time: R independent
 // accumulators in registers, each load of v shared by the R rows.
 template <std::size_t R>
-[[gnu::always_inline]] inline void accumulate_rows(const float* p, const float* vp, float* o, std::size_t dvp) {
+[[gnu::always_inline]] inline void accumulate_rows(const float* p, const float* vp, float* o, std::size_t dvp,
+                                                   std::size_t keys) {
     for (std::size_t c = 0; c < dvp; c += lanes) {
         vec16 acc[R];
 #pragma GCC unroll 4
         for (std::size_t r = 0; r < R; ++r) acc[r] = *reinterpret_cast<const vec16_unaligned*>(o + r * dvp + c);
-        for (std::size_t j = 0; j < block_keys; ++j) {
+        for (std::size_t j = 0; j < keys; ++j) {
             vec16 v = *reinterpret_cast<const vec16_unaligned*>(vp + j * dvp + c);
 #pragma GCC unroll 4
             for (std::size_t r = 0; r < R; ++r) acc[r] += v * p[r * block_keys + j];
@@ -166,25 +170,34 @@ template <std::size_t R>
     }
 }
 
+// Over the keys of one panel (p and vp at its first key).
 [[gnu::always_inline]] inline void accumulate(const float* p, const float* vp, float* o, std::size_t rows, std::size_t dvp) {
     std::size_t r = 0;
-    for (; r + row_group <= rows; r += row_group) accumulate_rows<row_group>(p + r * block_keys, vp, o + r * dvp, dvp);
-    for (; r < rows; ++r) accumulate_rows<1>(p + r * block_keys, vp, o + r * dvp, dvp);
+    for (; r + row_group <= rows; r += row_group)
+        accumulate_rows<row_group>(p + r * block_keys, vp, o + r * dvp, dvp, panel_keys);
+    for (; r < rows; ++r) accumulate_rows<1>(p + r * block_keys, vp, o + r * dvp, dvp, panel_keys);
 }
 
 // The keys [0, keys) of one batch entry and key/value head, packed for the blocks: block t's kᵀ
-// at kt + t * d * 64 ([d][64]) and its v rows at vp + t * 64 * dvp ([64][dvp]), zero past the
-// last key and past dv.
+// at kt + t * d * 128 ([d][128]) and its v rows at vp + t * 128 * dvp ([128][dvp]), zero past
+// the last key and past dv; kn[p]: the largest norm of a key of panel p (64 keys).
 [[gnu::always_inline]] inline void pack_keys(const attention_plan& pl, const float* k, const float* v, std::size_t keys,
-                                             float* __restrict kt, float* __restrict vp) {
+                                             float* __restrict kt, float* __restrict vp, float* __restrict kn) {
     const std::size_t d = pl.d, dv = pl.dv, dvp = pl.dv_padded(), bk = block_keys;
     std::size_t padded = (keys + bk - 1) / bk * bk;
     std::fill(kt, kt + padded * d, 0.0f);
     std::fill(vp, vp + padded * dvp, 0.0f);
+    std::fill(kn, kn + padded / panel_keys, 0.0f);
     for (std::size_t j = 0; j < keys; ++j) {
         float* kb = kt + j / bk * d * bk + j % bk;
         const float* kj = k + j * pl.k.s[2];
-        for (std::size_t c = 0; c < d; ++c) kb[c * bk] = kj[c * pl.k.s[3]];
+        float norm = 0;
+        for (std::size_t c = 0; c < d; ++c) {
+            float x = kj[c * pl.k.s[3]];
+            kb[c * bk] = x;
+            norm += x * x;
+        }
+        kn[j / panel_keys] = std::max(kn[j / panel_keys], std::sqrt(norm));
         const float* vj = v + j * pl.v.s[2];
         float* vr = vp + j * dvp;
         if (pl.v.s[3] == 1) std::copy(vj, vj + dv, vr);
@@ -193,7 +206,7 @@ template <std::size_t R>
     }
 }
 
-// The bias of query row i over the block of keys [j0, j0 + 64): the mask, the causal limit
+// The bias of query row i over the block of keys [j0, j0 + 128): the mask, the causal limit
 // (`limit`: the last key the row sees) and the padding past the last key (n keys in the block).
 [[gnu::always_inline]] inline void row_bias(const attention_plan& pl, const attention_args& a, std::size_t mask_row,
                                             std::size_t j0, std::size_t n, std::int64_t limit, float* __restrict bias) {
@@ -212,23 +225,77 @@ template <std::size_t R>
     for (std::size_t j = std::min<std::size_t>(static_cast<std::size_t>(first_cut), n); j < bk; ++j) bias[j] = neg_inf;
 }
 
+// Panel p's scores for the tile's rows, softcap applied, the bias added (bias: [rows][128], or
+// one row for all where `shared`; null: none) and each row's maximum folded into top.
+[[gnu::always_inline]] inline void score_panel_rows(const attention_plan& pl, const float* qp, const float* kb, float* sc,
+                                                    std::size_t rows, std::size_t p, const float* bias, bool shared,
+                                                    float* top) {
+    score_panel(qp, kb, sc, rows, pl.d, p);
+    for (std::size_t r = 0; r < rows; ++r) {
+        float* s = sc + r * block_keys + p * panel_keys;
+        if (pl.softcap > 0)
+            for (std::size_t j = 0; j < panel_keys; ++j) s[j] = pl.softcap * std::tanh(s[j] * pl.scale / pl.softcap);
+        // The bias added and the maximum taken lane-wise in one pass, the lanes then folded
+        // pairwise (an `omp simd` reduction ends in a chain of 16 scalar operations).
+        const float* br = bias ? bias + (shared ? 0 : r) * block_keys + p * panel_keys : nullptr;
+        float part[lanes];
+        std::fill(part, part + lanes, neg_inf);
+        for (std::size_t t = 0; t < panel_keys / lanes; ++t) {
+            float* st = s + t * lanes;
+            if (br) {
+                const float* bt = br + t * lanes;
+#pragma omp simd
+                for (std::size_t l = 0; l < lanes; ++l) {
+                    float x = st[l] + bt[l];
+                    st[l] = x;
+                    part[l] = part[l] > x ? part[l] : x;
+                }
+            } else {
+#pragma omp simd
+                for (std::size_t l = 0; l < lanes; ++l) part[l] = part[l] > st[l] ? part[l] : st[l];
+            }
+        }
+        top[r] = std::max(top[r], lane_max(part));
+    }
+}
+
 // Query rows [i0, i0 + rows) of batch entry b and head h over the packed keys [0, last_key].
+//
+// A panel of keys whose bias is so negative over the whole tile that its keys cannot count is
+// skipped (neither scored nor multiplied into v): exactly, not by a threshold on the mask. Its
+// keys' logits are at most the largest bias B of the panel plus the largest score the panel's
+// keys can give a row, ||q|| max ||k|| (Cauchy-Schwarz; softcap where there is one); where that
+// is below the row's running maximum minus 88 for every row, each of their weights is below
+// e^-87, which exp_nonpositive gives as 0: the skip changes no bit. A float mask of -1e9 above
+// the diagonal (a causal mask as exporters write it) so skips half of the decoder's key panels
+// of the first query tiles. Panels past the causal limit of the tile's last row, or past the
+// last key, are skipped outright.
 [[gnu::always_inline]] inline void query_tile(const attention_plan& pl, const attention_args& a, std::size_t b,
                                               std::size_t h, std::size_t i0, std::size_t rows, const float* kt,
-                                              const float* vp, float* scratch) {
+                                              const float* vp, const float* kn, float* scratch) {
     const std::size_t d = pl.d, dv = pl.dv, dvp = pl.dv_padded(), bk = block_keys;
+    constexpr std::size_t panels = block_keys / panel_keys;
     float* __restrict qp = scratch;                  // [rows][d]
     float* __restrict sc = qp + tile_rows * d;       // [rows][bk]: scores, then probabilities
     float* __restrict o = sc + tile_rows * bk;       // [rows][dvp]: unnormalised outputs
     float* __restrict mx = o + tile_rows * dvp;      // [rows]: running maxima
     float* __restrict sum = mx + tile_rows;          // [rows][lanes]: running sums, by lane
-    float* __restrict bias = sum + tile_rows * lanes;   // [bk]: one row's bias over the block
+    float* __restrict bias = sum + tile_rows * lanes;   // [rows][bk]: the bias over the block
+    float* __restrict qn = bias + tile_rows * bk;    // [rows]: norms of the packed q rows
+    float* __restrict top = qn + tile_rows;          // [rows]: maxima with this block
 
     // q scaled as it is packed, unless softcap needs the scale inside its tanh.
     const float* q = a.q + b * pl.q.s[0] + h * pl.q.s[1];
     float qscale = pl.softcap > 0 ? 1.0f : pl.scale;
-    for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < d; ++c) qp[r * d + c] = qscale * q[(i0 + r) * pl.q.s[2] + c * pl.q.s[3]];
+    for (std::size_t r = 0; r < rows; ++r) {
+        float norm = 0;
+        for (std::size_t c = 0; c < d; ++c) {
+            float x = qscale * q[(i0 + r) * pl.q.s[2] + c * pl.q.s[3]];
+            qp[r * d + c] = x;
+            norm += x * x;
+        }
+        qn[r] = std::sqrt(norm);
+    }
     std::fill(o, o + rows * dvp, 0.0f);
     std::fill(mx, mx + rows, neg_inf);
     std::fill(sum, sum + rows * lanes, 0.0f);
@@ -241,64 +308,87 @@ template <std::size_t R>
         std::size_t j0 = static_cast<std::size_t>(j0s), n = std::min(bk, pl.keys - j0);
         const float* kb = kt + j0 * d;     // the block's [d][bk]
         const float* vb = vp + j0 * dvp;   // the block's [bk][dvp]
-        scores(qp, kb, sc, rows, d);
-        // One bias for every row where neither the mask nor the causal limit varies by row here.
+        // The bias of every row (one row for all where neither the mask nor the causal limit
+        // varies by row here), and each panel's largest.
         bool row_invariant = pl.mask.s[2] == 0 && (!pl.causal || static_cast<std::int64_t>(j0 + bk - 1) <=
                                                                      static_cast<std::int64_t>(i0) + pl.causal_offset);
-        bool shared_bias = row_invariant && (pl.has_mask || n < bk);
-        if (shared_bias) row_bias(pl, a, mask_base, j0, n, last_key, bias);
-        for (std::size_t r = 0; r < rows; ++r) {
-            float* s = sc + r * bk;
-            if (pl.softcap > 0)
-                for (std::size_t j = 0; j < bk; ++j) s[j] = pl.softcap * std::tanh(s[j] * pl.scale / pl.softcap);
+        bool biased = pl.has_mask || n < bk ||
+                      (pl.causal && static_cast<std::int64_t>(i0) + pl.causal_offset < static_cast<std::int64_t>(j0 + bk - 1));
+        std::size_t bias_rows = biased ? (row_invariant ? 1 : rows) : 0;
+        for (std::size_t r = 0; r < bias_rows; ++r) {
             std::size_t i = i0 + r;
             std::int64_t limit = pl.causal ? static_cast<std::int64_t>(i) + pl.causal_offset : last_key;
-            bool biased = shared_bias;
-            if (!row_invariant && (pl.has_mask || n < bk || limit < static_cast<std::int64_t>(j0 + bk - 1))) {
-                row_bias(pl, a, mask_base + i * pl.mask.s[2], j0, n, limit, bias);
-                biased = true;
-            }
-            // The bias added and the row maximum taken lane-wise in one pass, the lanes then folded
-            // pairwise (an `omp simd` reduction ends in a chain of 16 scalar operations).
-            float part[lanes];
-            std::fill(part, part + lanes, neg_inf);
-            for (std::size_t t = 0; t < bk / lanes; ++t) {
-                float* st = s + t * lanes;
-                const float* bt = bias + t * lanes;
+            row_bias(pl, a, mask_base + i * pl.mask.s[2], j0, n, limit, bias + r * bk);
+        }
+        unsigned live = 0, candidate = 0;
+        float panel_bias[panels];
+        for (std::size_t p = 0; p < panels; ++p) {
+            std::size_t first_key = j0 + p * panel_keys;
+            if (p * panel_keys >= n || static_cast<std::int64_t>(first_key) > last_key) continue;   // no key it sees
+            float most = 0;
+            if (biased) {
+                float part[lanes];
+                std::fill(part, part + lanes, neg_inf);
+                for (std::size_t r = 0; r < bias_rows; ++r)
+                    for (std::size_t t = 0; t < panel_keys / lanes; ++t) {
+                        const float* bt = bias + r * bk + p * panel_keys + t * lanes;
 #pragma omp simd
-                for (std::size_t l = 0; l < lanes; ++l) {
-                    float x = biased ? st[l] + bt[l] : st[l];
-                    st[l] = x;
-                    part[l] = part[l] > x ? part[l] : x;
-                }
+                        for (std::size_t l = 0; l < lanes; ++l) part[l] = part[l] > bt[l] ? part[l] : bt[l];
+                    }
+                most = lane_max(part);
             }
-            float top = std::max(mx[r], lane_max(part));
-            if (top == neg_inf) {   // no key of the row so far: nothing to add
+            panel_bias[p] = most;
+            if (most < -88.0f) candidate |= 1u << p;
+            else live |= 1u << p;
+        }
+        std::copy(mx, mx + rows, top);
+        for (std::size_t p = 0; p < panels; ++p)
+            if (live & (1u << p)) score_panel_rows(pl, qp, kb, sc, rows, p, biased ? bias : nullptr, row_invariant, top);
+        for (std::size_t p = 0; p < panels; ++p) {
+            if (!(candidate & (1u << p))) continue;
+            // The largest score a key of the panel can give row r, with room for rounding.
+            bool skip = true;
+            for (std::size_t r = 0; r < rows && skip; ++r) {
+                float reach = pl.softcap > 0 ? pl.softcap : qn[r] * kn[(j0 + p * panel_keys) / panel_keys] * 1.001f + 1.0f;
+                skip = top[r] != neg_inf && reach + panel_bias[p] - top[r] < -88.0f;
+            }
+            if (skip) continue;
+            score_panel_rows(pl, qp, kb, sc, rows, p, biased ? bias : nullptr, row_invariant, top);
+            live |= 1u << p;
+        }
+        for (std::size_t r = 0; r < rows; ++r) {
+            float* s = sc + r * bk;
+            if (top[r] == neg_inf) {   // no key of the row so far: nothing to add
                 std::fill(s, s + bk, 0.0f);
                 continue;
             }
             // The sum is kept by lane, folded once at the end.
-            float rescale = exp_nonpositive(mx[r] - top);
-            float* sr = sum + r * lanes;
+            float rescale = exp_nonpositive(mx[r] - top[r]), row_top = top[r];
+            float part[lanes] = {};
+            for (std::size_t p = 0; p < panels; ++p) {
+                if (!(live & (1u << p))) continue;
+                for (std::size_t t = 0; t < panel_keys / lanes; ++t) {
+                    float* st = s + p * panel_keys + t * lanes;
 #pragma omp simd
-            for (std::size_t l = 0; l < lanes; ++l) sr[l] *= rescale;
-            for (std::size_t t = 0; t < bk / lanes; ++t) {
-                float* st = s + t * lanes;
-#pragma omp simd
-                for (std::size_t l = 0; l < lanes; ++l) {
-                    float p = exp_nonpositive(st[l] - top);
-                    st[l] = p;
-                    sr[l] += p;
+                    for (std::size_t l = 0; l < lanes; ++l) {
+                        float e = exp_nonpositive(st[l] - row_top);
+                        st[l] = e;
+                        part[l] += e;
+                    }
                 }
             }
-            mx[r] = top;
+            float* sr = sum + r * lanes;
+#pragma omp simd
+            for (std::size_t l = 0; l < lanes; ++l) sr[l] = sr[l] * rescale + part[l];
+            mx[r] = top[r];
             if (rescale != 1.0f) {
                 float* orow = o + r * dvp;
 #pragma omp simd
                 for (std::size_t c = 0; c < dvp; ++c) orow[c] *= rescale;
             }
         }
-        accumulate(sc, vb, o, rows, dvp);
+        for (std::size_t p = 0; p < panels; ++p)
+            if (live & (1u << p)) accumulate(sc + p * panel_keys, vb + p * panel_keys * dvp, o, rows, dvp);
     }
     float* y = a.y + b * pl.y.s[0] + h * pl.y.s[1];
     for (std::size_t r = 0; r < rows; ++r) {
@@ -321,11 +411,12 @@ template <std::size_t R>
     if (pl.causal) last_key = std::min(last_key, static_cast<std::int64_t>(end - 1) + pl.causal_offset);
     float* kt = scratch + pl.tile_floats();
     float* vp = kt + pl.padded_keys() * pl.d;
+    float* kn = vp + pl.padded_keys() * pl.dv_padded();
     if (last_key >= 0)
         pack_keys(pl, a.k + b * pl.k.s[0] + kh * pl.k.s[1], a.v + b * pl.v.s[0] + kh * pl.v.s[1],
-                  static_cast<std::size_t>(last_key) + 1, kt, vp);
+                  static_cast<std::size_t>(last_key) + 1, kt, vp, kn);
     for (std::size_t i0 = first; i0 < end; i0 += tile_rows)
-        query_tile(pl, a, b, h, i0, std::min(tile_rows, end - i0), kt, vp, scratch);
+        query_tile(pl, a, b, h, i0, std::min(tile_rows, end - i0), kt, vp, kn, scratch);
 }
 
 // The task body compiled three times; outside the OpenMP region, where the target attribute holds
