@@ -100,11 +100,11 @@ struct attention_args {
 
 // exp(x) for x <= 0 (every argument here is a score minus its row maximum, or -inf), to ~2 ulp:
 // Cephes' polynomial on x - n ln2, times 2^n built in the exponent bits; 0 below -87 (and for
-// -inf). Plain arithmetic, so that it vectorises inside the simd loops (libm's expf does not
-// without -ffast-math).
-[[gnu::always_inline]] inline float exp_nonpositive(float x) {
-    bool tiny = !(x >= -87.0f);
-    x = tiny ? -87.0f : x;
+// -inf), NaN for NaN. Plain arithmetic, so that it vectorises inside the simd loops (libm's expf
+// does not without -ffast-math).
+[[gnu::always_inline]] inline float exp_nonpositive(float x_in) {
+    bool tiny = !(x_in >= -87.0f);   // NaN too: the arithmetic below runs on a number
+    float x = tiny ? -87.0f : x_in;
     // n = round(x / ln2) by the 1.5 * 2^23 trick (std::floor does not vectorise here).
     constexpr float round_big = 12582912.0f;
     float n = (x * 1.44269504088896341f + round_big) - round_big;
@@ -117,7 +117,8 @@ struct attention_args {
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
     float two_n = std::bit_cast<float>((static_cast<std::int32_t>(n) + 127) << 23);
-    return tiny ? 0.0f : p * two_n;
+    float e = tiny ? 0.0f : p * two_n;
+    return x_in != x_in ? x_in : e;   // a NaN score gives NaN, as the reference
 }
 
 // sc[r][0, 64) = q[r] · kᵀ over a panel of 64 keys (kt: [d][block_keys] from the panel's first
