@@ -1,5 +1,6 @@
 // The cpu target's attention against ref: every variant (masks, causal, softcap, grouped heads) in
-// float32, float16 and bfloat16, and over transposed views. Random inputs.
+// float32 (the fused kernel), float16 and bfloat16 (oneDNN), and over transposed views. Random
+// inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -39,6 +40,13 @@ const attention_variant attention_variants[] = {
         {"scale=0,is_causal=true,causal_offset=1,softcap=0", "{3, 4, 5, 8}", "{3, 2, 7, 8}", "bool_type, {3, 1, 5, 7}"},
         // float16 tiles of one key/value head: two heads' float buffers exceed the tile budget.
         {"scale=0,is_causal=false,causal_offset=0,softcap=0", "{1, 4, 256, 8}", "{1, 2, 300, 8}", "float_type, {1, 4, 256, 300}"},
+        // Several query tiles (32 rows) and key blocks (64 keys) of the fused float32 kernel, the
+        // last of each partial: the causal limit across blocks (blocks past it skipped), a negative
+        // offset leaving the first rows no key at all, a bool mask with grouped heads, softcap.
+        {"scale=0,is_causal=true,causal_offset=30,softcap=0", "{1, 2, 100, 16}", "{1, 2, 130, 16}", ""},
+        {"scale=0,is_causal=true,causal_offset=-40,softcap=0", "{1, 2, 70, 8}", "{1, 2, 70, 8}", "bool_type, {70}"},
+        {"scale=0,is_causal=false,causal_offset=0,softcap=0", "{2, 4, 40, 8}", "{2, 2, 150, 8}", "bool_type, {2, 1, 40, 150}"},
+        {"scale=0.3,is_causal=true,causal_offset=0,softcap=3", "{1, 3, 65, 24}", "{1, 3, 129, 24}", "float_type, {65, 129}"},
 };
 
 std::string attention_text(const attention_variant& v, const std::string& type) {
@@ -50,13 +58,40 @@ std::string attention_text(const attention_variant& v, const std::string& type) 
     return text + "@0 = attention[" + v.attrs + "](q,k,v" + (mask.empty() ? "" : ",m") + ")\n@1 = @return(@0)\n";
 }
 
-// Every variant in float32 runs on oneDNN (none on the reference compute).
-TEST(cpu_target, attention_variants_on_onednn) {
+// Every variant in float32 runs on the fused kernel (none on the reference compute).
+TEST(cpu_target, attention_variants_fused) {
     for (const auto& v : attention_variants) {
         SCOPED_TRACE(std::string(v.attrs) + " q " + v.q + " kv " + v.kv + " mask " + v.mask);
         auto placement = check_against_ref(attention_text(v, "float_type"));
-        EXPECT_TRUE(placed(placement, "onednn: 1 instruction (attention 1)")) << ::testing::PrintToString(placement);
+        EXPECT_TRUE(placed(placement, "fused attention: 1 instruction (attention 1)")) << ::testing::PrintToString(placement);
         EXPECT_FALSE(placed(placement, "ref compute")) << ::testing::PrintToString(placement);
+    }
+}
+
+// A causal mask written as a float mask of -1e9 above the diagonal (as exporters write one),
+// over several query tiles and key panels: the fused kernel skips the panels whose bias rules
+// their keys out (query_tile) and matches ref. With every third row's bias -100 on every key
+// (attending to all of them), the skip's bound fails for those rows and the panels are
+// computed; with one key a row spread over the panels, every panel is in play. (A row of -1e9
+// throughout is no case for float32: s - 1e9 rounds to -1e9 for every key, where ref in double
+// keeps the scores apart.)
+TEST(cpu_target, attention_with_large_negative_float_masks) {
+    for (int pattern : {0, 1, 2}) {
+        std::size_t sq = 100, skv = 140;
+        std::string values;
+        for (std::size_t i = 0; i < sq; ++i)
+            for (std::size_t j = 0; j < skv; ++j) {
+                bool keep = pattern == 2 ? j == (i * 7) % skv : j <= i + 20;
+                bool all_at_100 = pattern == 1 && i % 3 == 0;   // every key, each 100 down
+                values += (values.empty() ? "" : ", ") + std::string(all_at_100 ? "-100" : keep ? "0" : "-1e9");
+            }
+        std::string text = "module: \"main\"\nq = @param:q -> float_type, {1, 2, 100, 16}\n"
+                           "k = @param:k -> float_type, {1, 2, 140, 16}\nv = @param:v -> float_type, {1, 2, 140, 16}\n"
+                           "m = @literal{" + values + "} -> float_type, {100, 140}\n"
+                           "@0 = attention[scale=0,is_causal=false,causal_offset=0,softcap=0](q,k,v,m)\n@1 = @return(@0)\n";
+        SCOPED_TRACE("pattern " + std::to_string(pattern));
+        auto placement = check_against_ref(text);
+        EXPECT_TRUE(placed(placement, "fused attention: 1 instruction (attention 1)")) << ::testing::PrintToString(placement);
     }
 }
 
@@ -106,7 +141,9 @@ TEST(cpu_target, attention_over_transposed_views) {
 )";
         SCOPED_TRACE(text);
         auto placement = t == "float_type" ? check_against_ref(text) : check_low_against_ref(text, t);
-        EXPECT_TRUE(placed(placement, "onednn: 1 instruction (attention 1)")) << ::testing::PrintToString(placement);
+        EXPECT_TRUE(placed(placement, t == "float_type" ? "fused attention: 1 instruction (attention 1)"
+                                                        : "onednn: 1 instruction (attention 1)"))
+            << ::testing::PrintToString(placement);
     }
 }
 

@@ -139,6 +139,33 @@ b = @param:b -> float_type, {16, 1, 1}
     EXPECT_TRUE(placed(placement, "onednn: 3 instructions")) << ::testing::PrintToString(placement);
 }
 
+// mobilenet_v2's inverted residual block (1x1 expand + clip, 3x3 depthwise + clip at stride 1
+// and 2, 1x1 project + residual) on random inputs, with channel counts that are and are not
+// multiples of 16: the depthwise convolutions run on oneDNN's jit_dw in channels-last
+// (prefer_jit_dw), and match ref.
+TEST(cpu_target, inverted_residual_blocks_match_ref) {
+    for (int c : {48, 20}) {   // expanded to 288 and 120 channels
+        for (int stride : {1, 2}) {
+            std::string e = std::to_string(c * 6), cs = std::to_string(c), s = std::to_string(stride);
+            std::string text = "module: \"main\"\nx = @param:x -> float_type, {1, " + cs + ", 13, 13}\n" +
+                               "we = @param:we -> float_type, {" + e + ", " + cs + ", 1, 1}\n" +
+                               "wd = @param:wd -> float_type, {" + e + ", 1, 3, 3}\n" +
+                               "bd = @param:bd -> float_type, {" + e + ", 1, 1}\n" +
+                               "wp = @param:wp -> float_type, {" + cs + ", " + e + ", 1, 1}\n" +
+                               "lo = @literal{0} -> float_type, {}\nhi = @literal{6} -> float_type, {}\n" +
+                               "@0 = convolution[padding={0, 0, 0, 0},stride={1, 1},dilation={1, 1},group=1](x,we)\n" +
+                               "@1 = clip(@0,lo,hi)\n" +
+                               "@2 = convolution[padding={1, 1, 1, 1},stride={" + s + ", " + s + "},dilation={1, 1},group=" + e +
+                               "](@1,wd)\n@3 = add(@2,bd)\n@4 = clip(@3,lo,hi)\n" +
+                               "@5 = convolution[padding={0, 0, 0, 0},stride={1, 1},dilation={1, 1},group=1](@4,wp)\n" +
+                               (stride == 1 ? "@6 = add(@5,x)\n@7 = @return(@6)\n" : "@6 = @return(@5)\n");
+            SCOPED_TRACE(text);
+            auto placement = check_against_ref(text);
+            EXPECT_TRUE(placed(placement, "onednn: 3 instructions")) << ::testing::PrintToString(placement);
+        }
+    }
+}
+
 // A convolution whose sum post-op adds a residual computed in the arena writes over it (the
 // residual is in dst already: no copy), unless the residual is read again, here as the
 // convolution's own input: then it gets a buffer of its own. The arena shows which.

@@ -70,6 +70,9 @@ struct cpu_context {
     std::size_t reordered = 0, reused = 0;
     std::unordered_map<const instruction*, std::size_t> position;
     std::unordered_map<const instruction*, argument> observed;   // logical_value's buffers
+    // The fused attention kernels' working buffers, one per thread, shared by all of them
+    // (attention_kernel.cpp).
+    std::vector<std::vector<float>> attention_scratch;
 };
 
 // Whether this CPU computes in the precision natively (oneDNN's ISA at run time: AVX512-BF16 for
@@ -80,6 +83,9 @@ bool native_precision(compute_precision p);
 cpu_kernel make_gather_kernel(const instruction& ins);
 // Concat as block copies (concat_kernel.cpp); none for other instructions.
 cpu_kernel make_concat_kernel(const instruction& ins);
+// float32 attention as one fused kernel with an online softmax (attention_kernel.cpp); none for
+// other instructions and types.
+cpu_kernel make_attention_kernel(const instruction& ins, cpu_context& ctx);
 // Builds the instruction's kernel (primitives created and weights reordered now, once).
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx);
 // oneDNN's kernels for attention, layer norm and softmax (onednn_transformer.cpp).

@@ -1,4 +1,6 @@
-// Attention on oneDNN: softmax(softcap(scale q kᵀ) + bias) v as two matmuls around a softmax, the
+// Attention on oneDNN, for float16 and bfloat16 (float32 runs the fused kernel of
+// attention_kernel.cpp; the float kernel here is what float16 tiles run on converted tiles):
+// softmax(softcap(scale q kᵀ) + bias) v as two matmuls around a softmax, the
 // scale, softcap and every additive bias (a float mask, a bool mask as 0 / -inf, the causal limit)
 // applied as post-ops of the first matmul while it writes the scores, so the scores are written
 // once and read once by the softmax. Grouped-query attention (Hq = G * Hkv) runs as 5-dim matmuls

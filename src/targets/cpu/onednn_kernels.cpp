@@ -300,6 +300,26 @@ std::optional<memory::desc> channels_last(const dims& d, memory::data_type t) {
     return std::nullopt;
 }
 
+// A depthwise convolution in channels-last on oneDNN's jit_dw implementation where oneDNN 3.2
+// picks brdgmm_dw and jit_dw of the same ISA takes the same layouts: on this EPYC (AVX-512), one
+// thread, warm cache, mobilenet_v2's depthwise shapes took 0.0745 against 0.116 ms (32 channels,
+// 112x112), 0.091 against 0.129 (144, 56x56), 0.031 against 0.044 (192, 28x28), 0.0185 against
+// 0.0216 (384, 14x14); level (within 0.001 ms) on 960 at 7x7 and 576 at stride 2.
+template <class Make>
+void prefer_jit_dw(std::optional<dnnl::convolution_forward::primitive_desc>& pd, const Make& make) {
+    std::string impl = pd->impl_info_str();
+    const std::string brdgmm = "brdgmm_dw:";
+    if (impl.rfind(brdgmm, 0) != 0) return;
+    std::string want = "jit_dw:" + impl.substr(brdgmm.size());
+    auto chosen = *pd;
+    make(pd->dst_desc(), pd->src_desc());   // the same layouts, so that no reorder appears
+    while (pd->impl_info_str() != want)
+        if (!pd->next_impl()) {
+            pd = chosen;
+            return;
+        }
+}
+
 host_kernel convolution_kernel(const ops::convolution& op, const contraction_region& r, cpu_context& ctx) {
     const shape& xs = r.input_shape(0);
     const shape& ws = r.input_shape(1);
@@ -321,15 +341,15 @@ host_kernel convolution_kernel(const ops::convolution& op, const contraction_reg
         bias_d = memory::desc({static_cast<memory::dim>(ys.lens()[1])}, t, memory::format_tag::a);
         bias_from = memory::desc(bias_d.get_dims(), *dnnl_type(ys.type()), memory::format_tag::a);
     }
-    auto make = [&](const memory::desc& y) {
+    auto make = [&](const memory::desc& y, const memory::desc& x) {
         if (r.epilogue.bias)
-            pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any, bias_d,
+            pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x, w_any, bias_d,
                        y, stride, dil, pl, pr, attr);
         else
-            pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any, y,
+            pd.emplace(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x, w_any, y,
                        stride, dil, pl, pr, attr);
     };
-    make(y_any);
+    make(y_any, x_any);
     // Where oneDNN picks another layout than channels-last for the output (the first convolution
     // of an image model, 3 input channels: nChw16c), the output in channels-last when an optimised
     // implementation writes it: the layout the following convolutions and poolings read, so that
@@ -337,12 +357,13 @@ host_kernel convolution_kernel(const ops::convolution& op, const contraction_reg
     if (auto cl = channels_last(plain_desc(ys).get_dims(), t); cl && pd->dst_desc() != *cl) {
         auto chosen = *pd;
         try {
-            make(*cl);
+            make(*cl, x_any);
             if (std::string(pd->impl_info_str()).find("ref") != std::string::npos) pd = chosen;
         } catch (const dnnl::error&) {
             pd = chosen;
         }
     }
+    if (op.group > 1 && ws.lens()[0] == static_cast<std::size_t>(op.group) && ws.lens()[1] == 1) prefer_jit_dw(pd, make);
     auto k = std::make_shared<onednn_kernel>(ctx, *r.ins);
     k->input(DNNL_ARG_SRC, r.arg(0), plain_desc(xs), pd->src_desc(), r.constant(0));
     memory::desc w_from = op.group > 1 ? grouped_desc(ws, op.group) : plain_desc(ws);
@@ -602,6 +623,7 @@ argument logical_value(cpu_context& ctx, const instruction& ins, const argument&
 }
 
 cpu_kernel make_cpu_kernel(const instruction& ins, cpu_context& ctx) {
+    if (auto k = make_attention_kernel(ins, ctx); k.run) return k;
     if (auto k = make_onednn_kernel(ins, ctx); k.run) return k;
     if (auto k = make_gather_kernel(ins); k.run) return k;
     if (auto k = make_concat_kernel(ins); k.run) return k;
