@@ -1,6 +1,7 @@
 // fuse_pointwise: trees of pointwise ops become one `pointwise` instruction each; literals and
 // broadcast views are copied into bodies; producers used outside a region stay outside (so no
-// cycle forms); results agree before and after on random inputs; fused programs round-trip as text.
+// cycle forms) unless the cost model copies them into every user's region; results agree before
+// and after on random inputs; fused programs round-trip as text.
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
@@ -69,7 +70,8 @@ TEST(fuse_pointwise, large_literals_stay_inputs) {
 }
 
 // exp(x) feeds the add directly and through a dot: merging it into the add's region would make
-// the region both feed the dot and need its result.
+// the region both feed the dot and need its result. exp is copied instead (the cost model: both
+// its users are pointwise and it reads no more than it writes), so each region computes it from x.
 TEST(fuse_pointwise, does_not_fuse_across_a_path_through_another_op) {
     program p = run_and_check(
         "x = @param:x -> float_type, {3, 3}\n"
@@ -82,16 +84,16 @@ TEST(fuse_pointwise, does_not_fuse_across_a_path_through_another_op) {
         "@5 = @return(@4)\n",
         {fuse_pointwise{}});
     auto fused = fused_of(p, "pointwise");
-    ASSERT_EQ(fused.size(), 3u);   // {exp}, {neg}, {sin, add}
-    EXPECT_EQ(body_size(*fused[0]), 1u);
-    EXPECT_EQ(body_size(*fused[1]), 1u);
-    EXPECT_EQ(body_size(*fused[2]), 2u);
+    ASSERT_EQ(fused.size(), 2u);   // {exp, neg}, {exp, sin, add}
+    EXPECT_EQ(body_size(*fused[0]), 2u);
+    EXPECT_EQ(body_size(*fused[1]), 3u);
+    EXPECT_EQ(count_ops(p, "exp"), 0u);
     EXPECT_EQ(count_ops(p, "dot"), 1u);
     expect_text_round_trip(p);
 }
 
-// A producer with users in two regions (or returned) is not duplicated: it stays its own kernel
-// and both regions read its result; a region's result may have many consumers.
+// A producer that is returned, or read by a dot, is not duplicated (it would stay anyway): it is
+// its own kernel and both regions read its result; a region's result may have many consumers.
 TEST(fuse_pointwise, producers_with_several_users_stay_outside) {
     program p = run_and_check(
         "x = @param:x -> float_type, {4, 4}\n"
@@ -109,6 +111,56 @@ TEST(fuse_pointwise, producers_with_several_users_stay_outside) {
     EXPECT_EQ(body_size(*fused[2]), 2u);
     EXPECT_EQ(fused[2]->outputs().size(), 2u);   // both dots read the fused result
     EXPECT_EQ(kernel_count(p.main()), 5u);
+    expect_text_round_trip(p);
+}
+
+// The cost model: a convert read by two pointwise ops that feed different dots is computed again
+// in both of their kernels (each reads the half input, fewer bytes than the float result), so the
+// convert's own kernel, its write and two reads of it go away.
+TEST(fuse_pointwise, a_cheap_producer_is_copied_into_its_users_regions) {
+    program p = run_and_check(
+        "x = @param:x -> half_type, {4, 4}\n"
+        "w = @param:w -> float_type, {4, 4}\n"
+        "@0 = convert[target_type=float_type](x)\n"
+        "@1 = exp(@0)\n"
+        "@2 = neg(@0)\n"
+        "@3 = dot(@1, w)\n"
+        "@4 = dot(@2, w)\n"
+        "@5 = @return(@3, @4)\n",
+        {fuse_pointwise{}});
+    auto fused = fused_of(p, "pointwise");
+    ASSERT_EQ(fused.size(), 2u);   // {convert, exp}, {convert, neg}
+    for (const auto* f : fused) {
+        EXPECT_EQ(body_size(*f), 2u);
+        EXPECT_EQ(body_count(*f, "convert"), 1u);
+        ASSERT_EQ(f->inputs().size(), 1u);
+        EXPECT_EQ(f->inputs()[0]->name(), "@param");   // x itself, not a converted copy
+    }
+    EXPECT_EQ(count_ops(p, "convert"), 0u);
+    EXPECT_EQ(kernel_count(p.main()), 4u);
+    expect_text_round_trip(p);
+}
+
+// Copying an add of two inputs would make each user's kernel read two tensors instead of one: it
+// stays its own kernel. So does a producer with a user that is not pointwise.
+TEST(fuse_pointwise, a_producer_that_would_read_more_is_not_copied) {
+    program p = run_and_check(
+        "x = @param:x -> float_type, {4, 4}\n"
+        "y = @param:y -> float_type, {4, 4}\n"
+        "w = @param:w -> float_type, {4, 4}\n"
+        "@0 = add(x, y)\n"
+        "@1 = exp(@0)\n"
+        "@2 = neg(@0)\n"
+        "@3 = dot(@1, w)\n"
+        "@4 = dot(@2, w)\n"
+        "@5 = sin(x)\n"
+        "@6 = cos(@5)\n"
+        "@7 = dot(@5, @6)\n"
+        "@8 = @return(@3, @4, @7)\n",
+        {fuse_pointwise{}});
+    auto fused = fused_of(p, "pointwise");
+    ASSERT_EQ(fused.size(), 5u);   // {add}, {exp}, {neg}, {sin}, {cos}
+    for (const auto* f : fused) EXPECT_EQ(body_size(*f), 1u);
     expect_text_round_trip(p);
 }
 
