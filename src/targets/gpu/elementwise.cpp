@@ -1,6 +1,7 @@
 #include "targets/gpu/elementwise.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/error.hpp"
 
@@ -57,6 +58,14 @@ std::string device_type(dtype t) {
         case dtype::int4: case dtype::uint4: case dtype::int2: case dtype::uint2: case dtype::fp4e2m1: return "kiln::u8";
         default: fail("gpu: no device type for ", dtype_name(t), " (generated kernels do not support it yet)");
     }
+}
+
+std::string flit(double v) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    std::string r = buf;
+    if (r.find_first_of(".e") == std::string::npos) r += ".0";
+    return r + "f";
 }
 
 std::string compute_type(dtype t) {

@@ -18,6 +18,9 @@ std::string device_type(dtype t);
 // 64-bit integers (the scalar helpers' contract), bool.
 std::string compute_type(dtype t);
 
+// A float literal NVRTC reads exactly: "2.0f", "0.0883883461f".
+std::string flit(double v);
+
 struct elementwise_spec {
     // Each already broadcast to the output's lens (stride 0 where repeated), or with lens of its
     // own and as many elements: then read at the output's row-major index (a reshape copy).

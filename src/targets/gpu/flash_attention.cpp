@@ -8,24 +8,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 
 #include "core/error.hpp"
 #include "core/eval.hpp"
 #include "ops/attention.hpp"
 #include "targets/gpu/body_kernel.hpp"
+#include "targets/gpu/elementwise.hpp"
 
 namespace kiln::gpu {
 namespace {
-
-// A float literal NVRTC reads exactly: "0.125f", "0.0883883461f".
-std::string flit(double v) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
-    std::string r = buf;
-    if (r.find_first_of(".e") == std::string::npos) r += ".0";
-    return r + "f";
-}
 
 bool head_size_fits(std::size_t d) { return d >= 16 && d <= 128 && d % 16 == 0; }
 

@@ -4,13 +4,13 @@
 // weighted sum of values; fp32 accumulation.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "core/error.hpp"
 #include "ops/attention.hpp"
 #include "ops/pooling.hpp"
 #include "ops/window.hpp"
 #include "targets/gpu/body_kernel.hpp"
+#include "targets/gpu/elementwise.hpp"
 #include "targets/gpu/flash_attention.hpp"
 
 namespace kiln::gpu {
@@ -67,15 +67,6 @@ void lower_pooling(lowering_context& ctx, const instruction& ins) {
     code.insert(code.find("\n") + 1, "#include \"kiln_lane.cuh\"\n");
     ctx.add_kernel(ins, {"kiln_pool", code, ctx.where(ins)}, elementwise_launch(y.elements()),
                    {ctx.address(ins), ctx.address(*ins.inputs()[0])});
-}
-
-// A float literal NVRTC reads: "2.0f", "0.30000001f".
-std::string flit(double v) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
-    std::string r = buf;
-    if (r.find_first_of(".e") == std::string::npos) r += ".0";
-    return r + "f";
 }
 
 std::string layout4(const shape& s) {
