@@ -21,6 +21,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "ops_test_util.hpp"
 #include "core/random.hpp"
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
@@ -33,13 +34,6 @@
 namespace kiln {
 namespace {
 
-std::uint64_t run_seed() {
-    static const std::uint64_t seed = []() -> std::uint64_t {
-        if (const char* s = std::getenv("KILN_SEED")) return std::strtoull(s, nullptr, 10);
-        return static_cast<std::uint64_t>(std::random_device{}());
-    }();
-    return seed;
-}
 
 enum class mask_kind { none, additive, boolean };
 

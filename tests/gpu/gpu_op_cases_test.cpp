@@ -22,13 +22,6 @@
 namespace kiln {
 namespace {
 
-std::uint64_t run_seed() {
-    static const std::uint64_t seed = []() -> std::uint64_t {
-        if (const char* s = std::getenv("KILN_SEED")) return std::strtoull(s, nullptr, 10);
-        return static_cast<std::uint64_t>(std::random_device{}());
-    }();
-    return seed;
-}
 
 struct tally {
     std::size_t passed = 0, failed = 0, unsupported = 0;

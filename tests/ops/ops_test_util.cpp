@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <random>
 
 #include "core/error.hpp"
 #include "core/eval.hpp"
@@ -186,6 +188,14 @@ void expect_error(const test_case& tc) {
         return;
     }
     ADD_FAILURE() << "expected an error containing '" << want << "', but none was thrown";
+}
+
+std::uint64_t run_seed() {
+    static const std::uint64_t seed = []() -> std::uint64_t {
+        if (const char* s = std::getenv("KILN_SEED")) return std::strtoull(s, nullptr, 10);
+        return static_cast<std::uint64_t>(std::random_device{}());
+    }();
+    return seed;
 }
 
 }  // namespace kiln

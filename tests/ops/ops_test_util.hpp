@@ -1,5 +1,6 @@
 // Loads and runs the JSON op cases of tests/ops/cases (format in gen/caselib.py).
 #pragma once
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -40,5 +41,9 @@ shape tensor_shape(const value& t);
 // Elementwise |a - b| <= atol + rtol * |b| (NaN == NaN, infinities equal); returns a message or "".
 std::string compare(const argument& actual, const value& expected, double rtol, double atol);
 void default_tolerance(dtype t, double& rtol, double& atol);
+
+// The seed of this test process's random inputs: KILN_SEED if set (to repeat a run), else a fresh
+// one, the same for every call.
+std::uint64_t run_seed();
 
 }  // namespace kiln
