@@ -42,10 +42,12 @@ struct group_norm {
 };
 
 // ONNX LayerNormalization (opset 17), output Y only: x standardized over dims axis..end, then
-// y = normalized * scale + bias.
+// y = normalized * scale + bias. Not precision sensitive: on float16/bfloat16 operands every
+// target computes the mean and variance in float32 or wider (ref in double) and rounds y once, so
+// fp16/bf16 programs keep it in their type (no converts around it; the residual add before it
+// stays in a GEMM's epilogue).
 struct layernorm {
     static constexpr std::string_view name = "layernorm";
-    op_traits traits() const { return {.precision_sensitive = true}; }
     std::int64_t axis = -1;
     float epsilon = 1e-5f;
     auto attributes() { return fields(field("axis", axis), field("epsilon", epsilon)); }
@@ -54,9 +56,9 @@ struct layernorm {
 };
 
 // ONNX RMSNormalization (opset 23): y = x / sqrt(mean(x^2 over dims axis..end) + epsilon) * scale.
+// Like layernorm, computes its sum of squares in float32 or wider on float16/bfloat16 operands.
 struct rms_norm {
     static constexpr std::string_view name = "rms_norm";
-    op_traits traits() const { return {.precision_sensitive = true}; }
     std::int64_t axis = -1;
     float epsilon = 1e-5f;
     auto attributes() { return fields(field("axis", axis), field("epsilon", epsilon)); }

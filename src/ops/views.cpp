@@ -1,26 +1,68 @@
 // Shape ops that relabel elements without moving them: each returns a view of its input (new
-// lens and strides, maybe an element offset) and says so with output_alias. reshape, flatten and
-// negative-step slices cannot always be expressed as strides; they copy then.
+// lens and strides, maybe an element offset) and says so with output_alias. reshape and flatten of
+// a strided input (view_shape says when) and negative-step slices cannot always be expressed as
+// strides; they copy then.
 #include "ops/views.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "ops/movement.hpp"
 
 namespace kiln::ops {
 namespace {
 
-// A standard input can take any lens of the same element count; others are copied first.
-argument relabel(const shape& out, const argument& x) {
-    if (x.get_shape().standard()) return x.view(out);
-    return x.copy().view(out);
+// x's elements (row-major order) under new lens, as a view where strides can express it: x's
+// dims, length-1 dims left out, are matched with the new ones group by group (each group the
+// fewest consecutive dims of equal element count on both sides); a group of several of x's dims
+// merges only where they are contiguous with each other (stride[i] = stride[i+1] * len[i+1]),
+// and its new dims split the innermost stride. Standard strides for a standard x; none when a
+// group is not contiguous (a transpose merged across its permuted dims) or x is dynamic.
+std::optional<shape> view_shape(const shape& x, const std::vector<std::size_t>& lens) {
+    if (x.dynamic() || !x.is_tensor()) return std::nullopt;
+    if (x.standard() || x.elements() == 0) return shape(x.type(), lens);
+    std::vector<std::size_t> olens, ostrides;
+    for (std::size_t d = 0; d < x.ndim(); ++d)
+        if (x.lens()[d] != 1) olens.push_back(x.lens()[d]), ostrides.push_back(x.strides()[d]);
+    std::vector<std::size_t> strides(lens.size(), 1);
+    std::size_t oi = 0, ni = 0;
+    while (oi < olens.size() && ni < lens.size()) {
+        std::size_t oj = oi + 1, nj = ni + 1, op = olens[oi], np = lens[ni];
+        while (op != np) {
+            if (np < op) np *= lens[nj++];
+            else op *= olens[oj++];
+        }
+        for (std::size_t k = oi; k + 1 < oj; ++k)
+            if (ostrides[k] != ostrides[k + 1] * olens[k + 1]) return std::nullopt;
+        strides[nj - 1] = ostrides[oj - 1];
+        for (std::size_t k = nj - 1; k > ni; --k) strides[k - 1] = strides[k] * lens[k];
+        oi = oj, ni = nj;
+    }
+    shape r(x.type(), lens, strides);   // dims past the last group have length 1: any stride
+    return r.standard() ? shape(x.type(), lens) : r;
 }
 
-int alias_if_standard(std::span<const shape> in) { return !in.empty() && in[0].standard() ? 0 : -1; }
+// Output 0 of reshape/flatten: a view of x where view_shape finds strides, else a copy.
+int alias_if_viewable(std::span<const shape> in, const shape& out) {
+    return !in.empty() && view_shape(in[0], out.lens()) ? 0 : -1;
+}
+
+// Reshape/flatten's compute: strides from the input as it is (a target may hand it another
+// layout than compute_shape saw), else a standard copy.
+argument relabel(const shape& out, const argument& x) {
+    if (auto v = view_shape(x.get_shape(), out.lens())) return x.view(*v);
+    return x.copy().view(out.as_standard());
+}
+
+// x under new lens: a view's strides where possible, else standard (what the copy will be).
+shape relabeled_shape(const shape& x, std::vector<std::size_t> lens) {
+    if (auto v = view_shape(x, lens)) return *v;
+    return {x.type(), std::move(lens)};
+}
 
 }  // namespace
 
-int reshape::output_alias(std::span<const shape> in) const { return alias_if_standard(in); }
+int reshape::output_alias(std::span<const shape> in) const { return alias_if_viewable(in, compute_shape(in)); }
 
 shape reshape::compute_shape(std::span<const shape> in) const {
     check_one_input(in);
@@ -56,13 +98,13 @@ shape reshape::compute_shape(std::span<const shape> in) const {
     if (elements_of(lens) != x.elements())
         fail("dims give ", lens_to_string(lens), " = ", elements_of(lens), " elements, but input 0 (", to_string(x),
              ") has ", x.elements());
-    return {x.type(), lens};
+    return relabeled_shape(x, std::move(lens));
 }
 
 argument reshape::compute(const shape& out, std::span<const argument> args) const { return relabel(out, args[0]); }
 KILN_REGISTER_OP(reshape)
 
-int flatten::output_alias(std::span<const shape> in) const { return alias_if_standard(in); }
+int flatten::output_alias(std::span<const shape> in) const { return alias_if_viewable(in, compute_shape(in)); }
 
 shape flatten::compute_shape(std::span<const shape> in) const {
     check_one_input(in);
@@ -74,7 +116,7 @@ shape flatten::compute_shape(std::span<const shape> in) const {
     auto a = static_cast<std::size_t>(axis < 0 ? axis + r : axis);
     std::size_t rows = elements_of(std::span(lens).first(a));
     std::size_t cols = elements_of(std::span(lens).subspan(a));
-    return {in[0].type(), {rows, cols}};
+    return relabeled_shape(in[0], {rows, cols});
 }
 
 argument flatten::compute(const shape& out, std::span<const argument> args) const { return relabel(out, args[0]); }

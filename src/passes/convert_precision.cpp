@@ -14,10 +14,12 @@ namespace {
 // Ops that read float32 inputs whatever the precision: reductions, and ops marked precision
 // sensitive because their result keeps the input's shape:
 //  - statistics over many elements, which overflow or lose all precision in 16 bits: softmax's
-//    exp sums, the normalisations' means and variances, running sums and products, LRN's window
+//    exp sums, batch/instance/group norms' statistics, running sums and products, LRN's window
 //    sums of squares, DFT's sums over an axis, a determinant's products;
 //  - ops whose result must not depend on the float type: bitcast reinterprets the bits, and
 //    quantizelinear's integers would move by one step with a 16-bit x / scale.
+// layernorm and rms_norm are not among them: their kernels keep float32 statistics themselves
+// (the contract in convert_precision.hpp).
 bool reads_float32(const instruction& ins) {
     if (!ins.module_inputs().empty() || ins.is_return()) return true;   // interfaces stay float32
     auto t = ins.get_operator().traits();

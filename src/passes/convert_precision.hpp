@@ -5,8 +5,8 @@
 //    each float32 output, so callers (and control-flow ops calling submodules) see no change;
 //  - every op computes in the low type, except ops whose results depend on long sums or
 //    products: reductions (the `reduction` trait: sum, mean, prod, l1, l2, log-sum-exp, ...),
-//    softmax/logsoftmax, normalisations (their statistics), cumulative sums and the few others
-//    listed in convert_precision.cpp. These compute in float32 by construction: their inputs are
+//    softmax/logsoftmax, batch/instance/group norms (their statistics), cumulative sums and the few
+//    others listed in convert_precision.cpp. These compute in float32 by construction: their inputs are
 //    converted up and their results converted down only for consumers that compute in the low
 //    type (a reduction returned by the module or feeding another reduction stays float32).
 //  - ops with submodules (if, loop, fused regions) keep float32 inputs: their bodies are modules
@@ -18,8 +18,10 @@
 // could overflow the low type is computed in float32 in the first place.
 //
 // Contract for targets: matrix multiplies (dot, gemm), convolutions, pooling and attention
-// on float16/bfloat16 operands must accumulate in float32 and round once at the end (ref
-// computes every op in double and rounds once, so it meets this).
+// on float16/bfloat16 operands must accumulate in float32 and round once at the end, and so must
+// layernorm and rms_norm, which compute in the low type (their mean, variance or sum of squares
+// in float32: a transformer's layer norms then need no converts around them). Ref computes every
+// op in double and rounds once, so it meets this.
 #pragma once
 #include <string_view>
 

@@ -30,9 +30,9 @@ TEST(op_traits, broadcast_view) {
 TEST(op_traits, precision_sensitive) {
     EXPECT_EQ(carriers([](const op_traits& t) { return t.precision_sensitive; }),
               (std::vector<std::string>{"batch_norm_inference", "bitcast", "cumprod", "cumsum", "det", "dft",
-                                        "group_norm", "instancenorm", "label_encoder", "layernorm", "linear_attention",
+                                        "group_norm", "instancenorm", "label_encoder", "linear_attention",
                                         "logsoftmax", "lp_normalization", "lrn", "mean_variance_normalization",
-                                        "nll_loss", "quantizelinear", "rms_norm", "softmax", "string_convert"}));
+                                        "nll_loss", "quantizelinear", "softmax", "string_convert"}));
 }
 
 // Every other op is refused sequence and optional inputs (operation::compute_shape).

@@ -58,5 +58,49 @@ TEST(view_alias, outputs_alias_what_output_alias_says) {
     }
 }
 
+// A reshape or flatten of a strided view is a view where strides express it: the lens and strides
+// compute_shape gives, output_alias 0, and compute's result inside the input, reading the same
+// elements as a copy would; a copy (standard, output_alias -1) where they do not.
+struct strided_reshape {
+    shape in;
+    const char* op;
+    value attrs;
+    std::vector<std::size_t> lens, strides;   // strides empty: a standard copy
+};
+
+TEST(view_alias, reshape_of_a_strided_view_is_a_view_where_strides_allow) {
+    const dtype f = dtype::float32;
+    const strided_reshape cases[] = {
+        // GPT-2's q/k/v: [2, 5, 24] sliced to 8 of the last dim, split into 2 heads of 4.
+        {shape(f, {2, 5, 8}, {120, 24, 1}), "reshape", value_object{{"dims", value_array{2, 5, 2, 4}}}, {2, 5, 2, 4}, {120, 24, 4, 1}},
+        // a transpose's dim split; then merged across its permuted dims: a copy
+        {shape(f, {6, 4}, {1, 6}), "reshape", value_object{{"dims", value_array{2, 3, 4}}}, {2, 3, 4}, {3, 1, 6}},
+        {shape(f, {2, 4, 3}, {12, 1, 4}), "reshape", value_object{{"dims", value_array{8, 3}}}, {8, 3}, {}},
+        // a slice of dim 0 merged (contiguous); a slice of the last dim merged (a gap): a copy
+        {shape(f, {2, 3, 5}, {15, 5, 1}), "reshape", value_object{{"dims", value_array{6, 5}}}, {6, 5}, {5, 1}},
+        {shape(f, {3, 4, 4}, {24, 6, 1}), "flatten", value_object{{"axis", 1}}, {3, 16}, {}},
+        // a broadcast merged keeps its zero strides; length-1 dims take any stride
+        {shape(f, {2, 4, 3}, {0, 0, 1}), "reshape", value_object{{"dims", value_array{8, 3}}}, {8, 3}, {0, 1}},
+        {shape(f, {3, 1, 4}, {8, 99, 2}), "reshape", value_object{{"dims", value_array{1, 3, 2, 2}}}, {1, 3, 2, 2}, {24, 8, 4, 2}},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(cat(c.op, " of ", to_string(c.in)));
+        operation op = make_op(c.op, c.attrs);
+        std::vector<shape> in{c.in};
+        shape out = op.compute_shape(in);
+        EXPECT_EQ(out.lens(), c.lens);
+        EXPECT_EQ(op.output_alias(in), c.strides.empty() ? -1 : 0);
+        EXPECT_EQ(out, c.strides.empty() ? shape(f, c.lens) : shape(f, c.lens, c.strides));
+        std::size_t extent = 1;
+        for (std::size_t d = 0; d < c.in.ndim(); ++d) extent += (c.in.lens()[d] - 1) * c.in.strides()[d];
+        argument buffer(shape(f, std::vector<std::size_t>{extent}));
+        for (std::size_t i = 0; i < extent; ++i) buffer.as<float>()[i] = static_cast<float>(i);
+        argument x = buffer.view(c.in);
+        argument y = compute_op(op, std::span(&x, 1));
+        EXPECT_EQ(inside(y, buffer), !c.strides.empty());
+        EXPECT_EQ(to_doubles(y), to_doubles(x.copy()));   // the same elements in the same order
+    }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -226,4 +226,48 @@ for name, dt in [("identity", np.float32), ("identity_int64", np.int64)]:
     add(name, "identity", x, x)
 cases.append(error_case("identity_two_inputs", "identity", [shape_only("float32", [2])] * 2, "expected 1 input, got 2"))
 
+# reshape and flatten of strided views: a view where the strides allow it (GPT-2's q/k/v: a slice
+# of the last dim split into heads; a transpose's dim split; contiguous dims of a slice merged; a
+# broadcast merged), a copy where they do not (a transpose's permuted dims merged, a slice's
+# gapped dims merged).
+def ir_case(name, ir, inputs, output):
+    cases.append({"name": name, "op": "reshape", "ir": ir, "inputs": {k: tensor(v) for k, v in inputs.items()},
+                  "outputs": [tensor(output)]})
+
+
+def strided_ir(lens, view, reshape, dt="float_type"):
+    return (f"x = @param:x -> {dt}, {{{', '.join(map(str, lens))}}}\n@0 = {view}(x)\n@1 = {reshape}(@0)\n"
+            "@2 = @return(@1)\n")
+
+
+x = rand((2, 5, 24))
+ir_case("reshape_of_slice_split_heads", strided_ir((2, 5, 24), "slice[axes={2},starts={8},ends={16}]",
+                                                   "reshape[dims={2, 5, 2, 4}]"), {"x": x},
+        x[:, :, 8:16].reshape(2, 5, 2, 4))
+x = rand((2, 5, 24))
+ir_case("reshape_of_slice_heads_transposed",
+        "x = @param:x -> float_type, {2, 5, 24}\n@0 = slice[axes={2},starts={16},ends={24}](x)\n"
+        "@1 = reshape[dims={2, 5, 2, 4}](@0)\n@2 = transpose[permutation={0, 2, 1, 3}](@1)\n"
+        "@3 = @literal{2.0} -> float_type, {}\n@4 = multibroadcast[out_lens={2, 2, 5, 4}](@3)\n"
+        "@5 = mul(@2,@4)\n@6 = @return(@5)\n", {"x": x}, x[:, :, 16:24].reshape(2, 5, 2, 4).transpose(0, 2, 1, 3) * 2)
+x = rand((4, 6))
+ir_case("reshape_of_transpose_split", strided_ir((4, 6), "transpose[permutation={1, 0}]", "reshape[dims={2, 3, 4}]"),
+        {"x": x}, x.T.reshape(2, 3, 4))
+x = rand((2, 3, 4), np.float16)
+ir_case("reshape_of_transpose_merge_copies",
+        strided_ir((2, 3, 4), "transpose[permutation={0, 2, 1}]", "reshape[dims={8, 3}]", "half_type"), {"x": x},
+        x.transpose(0, 2, 1).reshape(8, 3))
+x = rand((4, 3, 5))
+ir_case("reshape_of_slice_merge", strided_ir((4, 3, 5), "slice[axes={0},starts={1},ends={3}]", "reshape[dims={6, 5}]"),
+        {"x": x}, x[1:3].reshape(6, 5))
+x = rand((3, 4, 6))
+ir_case("flatten_of_slice_gap_copies", strided_ir((3, 4, 6), "slice[axes={2},starts={1},ends={5}]", "flatten[axis=1]"),
+        {"x": x}, x[:, :, 1:5].reshape(3, 16))
+x = rand((3,))
+ir_case("reshape_of_broadcast_merge", strided_ir((3,), "multibroadcast[out_lens={2, 4, 3}]", "reshape[dims={8, 3}]"),
+        {"x": x}, np.broadcast_to(x, (2, 4, 3)).reshape(8, 3))
+x = rand((3, 8))
+ir_case("reshape_of_step_slice_split", strided_ir((3, 8), "slice[axes={1},starts={0},ends={8},steps={2}]",
+                                                  "reshape[dims={3, 2, 2}]"), {"x": x}, x[:, ::2].reshape(3, 2, 2))
+
 write("views", cases)
