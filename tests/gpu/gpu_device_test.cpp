@@ -78,6 +78,60 @@ TEST(gpu_device, elementwise_broadcast_and_transposed_operands_and_the_cache) {
     std::filesystem::remove_all(dir);
 }
 
+// The vector path (several elements a thread, one load per contiguous operand) against the host,
+// in fp32/fp16/bf16: a head split [B, S, H, D] read as [B, H, S, D] (the transformers' q/k/v
+// copies), plus a row bias (one vector load) and a per-row scale (one value for each vector).
+// Then the same kernel from pointers one element off alignment: the one-element loop.
+void check_vector_path(dtype t, double tol) {
+    const std::size_t B = 3, S = 7, H = 5, D = 24;
+    shape out(t, {B, H, S, D});
+    argument x = random_argument(shape(t, {B, S, H, D}), 21);
+    argument bias = random_argument(shape(dtype::float32, std::vector<std::size_t>{D}), 22);
+    argument scale = random_argument(shape(t, {B, H, S}), 23);
+    gpu::elementwise_spec spec;
+    spec.inputs = {shape(t, {B, H, S, D}, {S * H * D, D, H * D, 1}), shape(dtype::float32, {B, H, S, D}, {0, 0, 0, 1}),
+                   shape(t, {B, H, S, D}, {H * S, S, 1, 0})};
+    spec.output = out;
+    spec.body = "const float y = x0 * x2 + x1;";
+    spec.any_order = true;
+    const std::size_t v = gpu::elementwise_vector(spec);
+    EXPECT_EQ(v, t == dtype::float32 ? 4u : 8u);
+    auto xv = to_doubles(x), bv = to_doubles(bias), sv = to_doubles(scale);
+    std::vector<double> want(out.elements());
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t s = 0; s < S; ++s)
+                for (std::size_t d = 0; d < D; ++d)
+                    want[((b * H + h) * S + s) * D + d] =
+                        xv[((b * S + s) * H + h) * D + d] * sv[(b * H + h) * S + s] + bv[d];
+    gpu::kernel_set set;
+    gpu::kernel_build_stats st;
+    auto k = set.build({gpu::make_elementwise_kernel(spec, "a test")}, {gpu::current_device().arch, true, false, {}}, st);
+    const std::size_t e = dtype_bits(t) / 8;
+    for (std::size_t skew : {0, 1}) {   // skew: every pointer one element past a vector boundary
+        gpu::device_buffer dx(x.get_shape().bytes() + 16, "x"), db(bias.get_shape().bytes() + 16, "bias"),
+            ds(scale.get_shape().bytes() + 16, "scale"), dy(out.bytes() + 16, "y");
+        std::byte* px = dx.data() + skew * e;
+        std::byte* pb = db.data() + skew * 4;
+        std::byte* ps = ds.data() + skew * e;
+        std::byte* py = dy.data() + skew * e;
+        gpu::copy_to_device(px, x.data(), x.get_shape().bytes(), "test upload");
+        gpu::copy_to_device(pb, bias.data(), bias.get_shape().bytes(), "test upload");
+        gpu::copy_to_device(ps, scale.data(), scale.get_shape().bytes(), "test upload");
+        void* ptrs[] = {py, px, pb, ps};
+        void* args[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3]};
+        auto dims = gpu::elementwise_launch(spec);
+        gpu::launch_kernel(k[0], dims.grid, dims.block, args, nullptr, "a test");
+        argument y(out);
+        gpu::copy_to_host(y.data(), py, out.bytes(), "test download");
+        EXPECT_LT(rel_l2(to_doubles(y), want), tol) << dtype_name(t) << " skew " << skew;
+    }
+}
+
+TEST(gpu_device, elementwise_vector_path_fp32) { check_vector_path(dtype::float32, 1e-6); }
+TEST(gpu_device, elementwise_vector_path_fp16) { check_vector_path(dtype::float16, 2e-3); }
+TEST(gpu_device, elementwise_vector_path_bf16) { check_vector_path(dtype::bfloat16, 1e-2); }
+
 // C[b] = A[b] B with A [3, M, K] and B given transposed ([N, K] in memory, shared by the batch),
 // against doubles. A standard is one GEMM of 3 * M rows (the batch folded into M); A given
 // transposed ([3, K, M] in memory) cannot fold and runs as a strided batch.

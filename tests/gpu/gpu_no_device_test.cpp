@@ -38,6 +38,36 @@ TEST(gpu_no_device, elementwise_kernel_compiles_for_sm_90) {
     EXPECT_GT(cubin.size(), 100u);
 }
 
+// How many elements a thread of the generated kernel moves: 16 bytes of output (32 of an input)
+// where the rows allow it, fewer where the rows are shorter, one where an operand is read
+// across its rows or the body checks its data; each compiles for sm_90.
+TEST(gpu_no_device, elementwise_vector_widths) {
+    auto width = [](dtype out, std::vector<shape> in, bool checks = false) {
+        gpu::elementwise_spec spec;
+        spec.inputs = std::move(in);
+        spec.output = shape(out, spec.inputs.at(0).lens());
+        spec.body = "const auto y = x0;";
+        spec.error_slot = checks;
+        if (!checks) EXPECT_GT(gpu::compile_to_cubin(gpu::make_elementwise_kernel(spec, "a test"), {"sm_90", true, false, {}}).size(), 100u);
+        return gpu::elementwise_vector(spec);
+    };
+    EXPECT_EQ(width(dtype::float16, {shape(dtype::float16, {4, 16})}), 8u);
+    EXPECT_EQ(width(dtype::bfloat16, {shape(dtype::bfloat16, {4, 16})}), 8u);
+    EXPECT_EQ(width(dtype::float32, {shape(dtype::float32, {4, 16})}), 4u);
+    EXPECT_EQ(width(dtype::float64, {shape(dtype::float64, {4, 16})}), 2u);
+    EXPECT_EQ(width(dtype::int8, {shape(dtype::int8, {4, 16})}), 8u);
+    EXPECT_EQ(width(dtype::bool_, {shape(dtype::bool_, {4, 16})}), 8u);
+    EXPECT_EQ(width(dtype::float16, {shape(dtype::float32, {4, 16})}), 8u);              // 32 bytes of float
+    EXPECT_EQ(width(dtype::float16, {shape(dtype::float64, {4, 16})}), 4u);              // 32 bytes of double
+    EXPECT_EQ(width(dtype::float16, {shape(dtype::float16, {4, 12})}), 4u);              // rows of 12
+    EXPECT_EQ(width(dtype::float16, {shape(dtype::float16, {4, 5})}), 1u);               // rows of 5
+    EXPECT_EQ(width(dtype::float16, {shape(dtype::float16, {4, 16}, {1, 0})}), 8u);      // one value a row
+    EXPECT_EQ(width(dtype::float16, {shape(dtype::float16, {4, 16}, {20, 1})}), 4u);     // rows 20 apart
+    EXPECT_EQ(width(dtype::float16, {shape(dtype::float16, {4, 16}, {1, 4})}), 1u);      // transposed
+    EXPECT_EQ(width(dtype::int4, {shape(dtype::int4, {4, 16})}), 1u);                    // packed
+    EXPECT_EQ(width(dtype::float16, {shape(dtype::float16, {4, 16})}, true), 1u);
+}
+
 TEST(gpu_no_device, kernel_compile_error_names_the_instruction_and_prints_the_log) {
     gpu::kernel_source src{"k", "extern \"C\" __global__ void k() { undefined_thing(); }", "@3 = add (node 'Add_7')"};
     try {

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/text_parser.hpp"
 #include "ir_text.hpp"
+#include "passes/pipeline.hpp"
 #include "pass_check.hpp"
 
 namespace kiln {
@@ -70,6 +72,31 @@ TEST(simplify_reshapes, reshape_of_a_transpose_keeps_the_transpose) {
                                 "@1 = reshape[dims={2, 3, 4}](@0) -> float_type, {2, 3, 4}, {12, 4, 1}\n"
                                 "@2 = @return(@1)\n");
     EXPECT_EQ(count_instructions(p), 2u);
+}
+
+// A gather by one constant index is a slice (a view), relabelled for a scalar index; run_and_check
+// compares the results on random inputs.
+TEST(simplify_reshapes, gather_by_a_constant_index_is_a_view) {
+    program p = simplify("x = @param:x -> " + shape_text({3, 4, 8}) +
+                         "\nk = @literal{-2} -> int64_type, {}, {}\n"
+                         "@0 = gather[axis=0](x, k) -> float_type, {4, 8}, {8, 1}\n"
+                         "@1 = relu(@0) -> float_type, {4, 8}, {8, 1}\n"
+                         "j = @literal{3} -> int64_type, {1}, {1}\n"
+                         "@2 = gather[axis=-1](x, j) -> float_type, {3, 4, 1}, {4, 1, 1}\n"
+                         "@3 = relu(@2) -> float_type, {3, 4, 1}, {4, 1, 1}\n"
+                         "@4 = @return(@1, @3)\n");
+    EXPECT_EQ(count_ops(p, "gather"), 0u);
+    EXPECT_EQ(count_ops(p, "slice"), 2u);
+}
+
+// An index outside [-n, n) stays a gather, whose run reports it.
+TEST(simplify_reshapes, gather_by_an_out_of_range_constant_stays) {
+    program p = parse_text("module: \"main\"\nx = @param:x -> " + shape_text({3, 4}) +
+                              "\nk = @literal{3} -> int64_type, {}, {}\n"
+                              "@0 = gather[axis=0](x, k) -> float_type, {4}, {1}\n"
+                              "@1 = relu(@0) -> float_type, {4}, {1}\n@2 = @return(@1)\n");
+    run_passes(p, {simplify_reshapes{}}, {.dump_dir = ""});
+    EXPECT_EQ(count_ops(p, "gather"), 1u);
 }
 
 TEST(simplify_reshapes, views_of_literals_fold_once_used_once) {

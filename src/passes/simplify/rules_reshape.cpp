@@ -5,6 +5,7 @@
 // out every dim (allowzero, so that a 0 is a size, not a copied dim).
 #include "core/eval.hpp"
 #include "core/reflect.hpp"
+#include "ops/gather.hpp"
 #include "passes/simplify/simplify_rules.hpp"
 
 namespace kiln {
@@ -75,10 +76,35 @@ rule literal_view() {
             }};
 }
 
+// gather(x, k) -> squeeze(slice(x)) for one constant index k (a scalar; an index of shape [1]
+// keeps the dim): a view, where the gather would copy (the q, k and v a fused projection is split
+// into by q = qkv[0]). An index outside [-n, n) stays a gather, which reports it.
+rule gather_constant_index() {
+    return {"gather_constant_index", op("gather", any("x"), match::constant("k")), [](rewriter& r, const bindings& b) {
+                const shape& xs = b["x"]->get_shape();
+                const shape& ks = b["k"]->get_shape();
+                if (xs.dynamic() || ks.dynamic() || ks.elements() != 1 || ks.ndim() > 1 || xs.is_tuple()) return false;
+                const auto axis = r.root()->get_operator().get<ops::gather>().axis;
+                const auto rank = static_cast<std::int64_t>(xs.ndim());
+                if (axis < -rank || axis >= rank) return false;
+                const auto a = axis < 0 ? axis + rank : axis;
+                const auto n = static_cast<std::int64_t>(xs.lens()[static_cast<std::size_t>(a)]);
+                const double v = literal_values(*b["k"]).at(0);
+                if (v < -n || v >= n) return false;
+                const auto k = static_cast<std::int64_t>(v < 0 ? v + n : v);
+                instruction_ref y = r.add("slice", {b["x"]}, value{{"axes", to_value(std::vector<std::int64_t>{a})},
+                                                              {"starts", to_value(std::vector<std::int64_t>{k})},
+                                                              {"ends", to_value(std::vector<std::int64_t>{k + 1})}});
+                if (ks.ndim() == 0) y = r.add("squeeze", {y}, value{{"axes", to_value(std::vector<std::int64_t>{a})}});
+                return replace_where_shape_allows(r, y);
+            }};
+}
+
 }  // namespace
 
 std::vector<rule> reshape_rules() {
-    return {transpose_identity(), transpose_merge(), reshape_noop(), reshape_merge(), literal_view()};
+    return {transpose_identity(), transpose_merge(), reshape_noop(), reshape_merge(), literal_view(),
+            gather_constant_index()};
 }
 
 }  // namespace kiln

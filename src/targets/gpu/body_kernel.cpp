@@ -194,7 +194,7 @@ void add_body_kernel(lowering_context& ctx, const instruction& ins, const module
         pointers.push_back(checks.slot(ctx, ins));
     }
     auto src = make_elementwise_kernel(spec, ctx.where(ins));
-    ctx.add_kernel(ins, std::move(src), elementwise_launch(out_shape.elements()), std::move(pointers));
+    ctx.add_kernel(ins, std::move(src), elementwise_launch(spec), std::move(pointers));
 }
 
 }  // namespace kiln::gpu

@@ -94,7 +94,7 @@ body_operand materialize(lowering_context& ctx, const instruction& ins, const bo
 void copy_operand(lowering_context& ctx, const instruction& ins, const body_operand& from, const body_operand& to) {
     elementwise_spec spec{{from.s}, to.s, "const auto y = x0;"};
     spec.any_order = true;
-    ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(to.s.elements()),
+    ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(spec),
                    {to.ptr, from.ptr});
 }
 
@@ -123,7 +123,7 @@ void lower_contraction(lowering_context& ctx, const instruction& ins, const oper
                                        return st;
                                    }())},
                                   out.s, "const auto y = x0;"};
-            ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(out.s.elements()),
+            ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(spec),
                            {out.ptr, in[2].ptr});
             beta = g->beta;
         }

@@ -105,7 +105,51 @@ elementwise_spec in_memory_order(const elementwise_spec& spec) {
     return r;
 }
 
+// How the vector path reads an operand: one value for everything, one value per vector (constant
+// along the rows), one vector load (contiguous along them), or not at all (no vector path).
+enum class lane_read { scalar, repeat, vector, none };
+
+bool all_zero(const std::vector<std::size_t>& v) {
+    return std::all_of(v.begin(), v.end(), [](auto x) { return x == 0; });
+}
+
+// v consecutive elements from an index that is a multiple of v lie in one row of s's last dim
+// when that dim's length is a multiple of v; a vector load there is aligned (given an aligned
+// pointer) when every other stride is a multiple of v too.
+lane_read read_of(const shape& s, bool divided, std::size_t v) {
+    if (is_packed(s.type()) || divided) return lane_read::none;
+    if (s.elements() == 1 || all_zero(s.strides())) return lane_read::scalar;
+    if (s.lens().empty() || s.lens().back() % v != 0) return lane_read::none;
+    if (s.strides().back() == 0) return lane_read::repeat;
+    if (s.strides().back() != 1) return lane_read::none;
+    for (std::size_t d = 0; d + 1 < s.ndim(); ++d)
+        if (s.strides()[d] % v != 0) return lane_read::none;
+    return lane_read::vector;
+}
+
+std::size_t element_bytes(dtype t) { return std::max<std::size_t>(1, dtype_bits(t) / 8); }
+
+// The widest vector (at most 8 elements and 16 bytes of output; an input's, up to 32 bytes, is
+// two loads) every operand of the spec (already in memory order) takes; 1 for none. Checking
+// bodies (error_slot) keep one element per thread: a bad element skips its store.
+std::size_t vector_of(const elementwise_spec& spec) {
+    const shape& out = spec.output;
+    if (spec.error_slot || is_packed(out.type()) || !out.standard() || out.lens().empty() || !spec.divisors.empty())
+        return 1;
+    for (std::size_t v : {8, 4, 2}) {
+        bool ok = v * element_bytes(out.type()) <= 16 && read_of(out, false, v) == lane_read::vector;
+        for (const auto& s : spec.inputs) {
+            lane_read r = read_of(s, false, v);
+            ok = ok && r != lane_read::none && (r != lane_read::vector || v * element_bytes(s.type()) <= 32);
+        }
+        if (ok) return v;
+    }
+    return 1;
+}
+
 }  // namespace
+
+std::size_t elementwise_vector(const elementwise_spec& spec) { return vector_of(in_memory_order(spec)); }
 
 kernel_source make_elementwise_kernel(const elementwise_spec& given, const std::string& where) {
     const elementwise_spec spec = in_memory_order(given);
@@ -118,11 +162,10 @@ kernel_source make_elementwise_kernel(const elementwise_spec& given, const std::
     if (spec.error_slot) params += ", kiln::error_slot* err";
     auto divided = [&](std::size_t k) { return k < spec.divisors.size() && !spec.divisors[k].empty(); };
     // Operands laid out as the output (standard, same lens) index with i directly.
-    auto offset = [&](const shape& s, const std::string& name, bool div) -> std::string {
-        if (!div && s.standard() && s.lens() == out.lens()) return "i";
-        if (s.elements() == 1 || std::all_of(s.strides().begin(), s.strides().end(), [](auto x) { return x == 0; }))
-            return "0";
-        return cat(name, ".offset(i)");
+    auto offset = [&](const shape& s, const std::string& name, bool div, const std::string& i = "i") -> std::string {
+        if (!div && s.standard() && s.lens() == out.lens()) return i;
+        if (s.elements() == 1 || all_zero(s.strides())) return "0";
+        return cat(name, ".offset(", i, ")");
     };
     std::string code = cat("#include \"kiln_elementwise.cuh\"\n", spec.error_slot ? "#include \"kiln_error.cuh\"\n" : "",
                            "#include \"scalar_helpers.h\"\n", "extern \"C\" __global__ void __launch_bounds__(256) kiln_elementwise(",
@@ -136,6 +179,37 @@ kernel_source make_elementwise_kernel(const elementwise_spec& given, const std::
         element += cat("const ", compute_type(spec.inputs[i].type()), " x", i, " = ",
                        load_of(spec.inputs[i].type(), i, offset(spec.inputs[i], cat("L", i), divided(i))), ";\n");
     element += spec.body + "\n";
+    if (const std::size_t v = vector_of(spec); v > 1) {
+        // v elements a thread (index i0 = a multiple of v) where every vector-read pointer is
+        // aligned to its vector; otherwise the one-element loop below.
+        const std::string y_vec = cat("kiln::vec<", device_type(out.type()), ", ", v, ">");
+        std::string aligned = cat("reinterpret_cast<unsigned long long>(y_ptr) % ", v * element_bytes(out.type()), "ull == 0");
+        std::string reads, lanes;
+        for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
+            const shape& s = spec.inputs[k];
+            const std::string t = device_type(s.type()), in = cat("kiln_in", k);
+            switch (read_of(s, false, v)) {
+                case lane_read::vector:
+                    aligned += cat(" && reinterpret_cast<unsigned long long>(p", k, ") % ", v * element_bytes(s.type()), "ull == 0");
+                    reads += cat("            const kiln::vec<", t, ", ", v, "> ", in, " = *reinterpret_cast<const kiln::vec<", t,
+                                 ", ", v, ">*>(p", k, " + ", offset(s, cat("L", k), false, "i0"), ");\n");
+                    lanes += cat("const ", compute_type(s.type()), " x", k, " = kiln::load(", in, ".v[kiln_lane]);\n");
+                    break;
+                case lane_read::repeat:
+                    reads += cat("            const ", t, " ", in, " = p", k, "[", offset(s, cat("L", k), false, "i0"), "];\n");
+                    lanes += cat("const ", compute_type(s.type()), " x", k, " = kiln::load(", in, ");\n");
+                    break;
+                default: lanes += cat("const ", compute_type(s.type()), " x", k, " = ", load_of(s.type(), k, "0"), ";\n");
+            }
+        }
+        code += cat("    if (", aligned, ") {\n",
+                    "        for (kiln::index_t w = kiln::global_thread(); w < ", out.elements() / v,
+                    "ull; w += kiln::grid_threads()) {\n            const kiln::index_t i0 = w * ", v, "ull;\n", reads,
+                    "            ", y_vec, " kiln_out;\n#pragma unroll\n            for (int kiln_lane = 0; kiln_lane < ", v,
+                    "; ++kiln_lane) {\nconst kiln::index_t i = i0 + kiln_lane;\n", lanes, spec.body,
+                    "\nkiln::store(kiln_out.v[kiln_lane], y);\n            }\n",
+                    "            *reinterpret_cast<", y_vec, "*>(y_ptr + i0) = kiln_out;\n        }\n        return;\n    }\n");
+    }
     if (!packed_out) {
         code += cat("    for (kiln::index_t i = kiln::global_thread(); i < ", out.elements(),
                     "ull; i += kiln::grid_threads()) {\n", element, "kiln::store(y_ptr[", offset(out, "Ly", false), "], y);\n    }\n}\n");
@@ -161,6 +235,10 @@ std::string checked_index(const std::string& k, const std::string& index, std::s
 launch_dims elementwise_launch(std::size_t elements) {
     std::size_t blocks = std::max<std::size_t>(1, (elements + 255) / 256);
     return {static_cast<unsigned>(std::min<std::size_t>(blocks, 1u << 20)), 256};
+}
+
+launch_dims elementwise_launch(const elementwise_spec& spec) {
+    return elementwise_launch(spec.output.elements() / elementwise_vector(spec));
 }
 
 }  // namespace kiln::gpu

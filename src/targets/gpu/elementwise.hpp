@@ -44,6 +44,13 @@ struct elementwise_spec {
 
 kernel_source make_elementwise_kernel(const elementwise_spec& spec, const std::string& where);
 
+// How many consecutive output elements one thread of the kernel moves at once (1, 2, 4 or 8):
+// more than 1 where the output is written contiguously in rows whose length it divides, and every
+// operand is either one value, constant along those rows, or contiguous along them (then read
+// with one vector load). The kernel checks its pointers' alignment and falls back to one element
+// per thread where they are not aligned (views at odd offsets).
+std::size_t elementwise_vector(const elementwise_spec& spec);
+
 // Generated statements of an indexing kernel (one that takes its error slot `err`): index
 // variable `k` from the expression `index` (negative counts from the end) in [0, n) through
 // kiln::checked_index; outside [-n, n) it is recorded with `position` (its element in the
@@ -56,5 +63,7 @@ struct launch_dims {
     unsigned grid = 1, block = 256;
 };
 launch_dims elementwise_launch(std::size_t elements);
+// The launch of make_elementwise_kernel(spec): one thread per elementwise_vector(spec) elements.
+launch_dims elementwise_launch(const elementwise_spec& spec);
 
 }  // namespace kiln::gpu

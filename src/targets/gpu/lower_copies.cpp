@@ -19,7 +19,7 @@ const gpu_lowering_registrar copy_lowering{{
         const shape& in = ins.inputs()[0]->get_shape();
         // The input keeps its own lens: the generator reads it at row-major index i.
         elementwise_spec spec{{in}, ins.get_shape(), "const auto y = x0;"};
-        ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(ins.get_shape().elements()),
+        ctx.add_kernel(ins, make_elementwise_kernel(spec, ctx.where(ins)), elementwise_launch(spec),
                        {ctx.address(ins), ctx.address(*ins.inputs()[0])});
     },
 }};

@@ -42,6 +42,14 @@ struct block_layout {
     }
 };
 
+// V consecutive elements moved as one load or store (the generator's vector path: 8 to 16 bytes
+// per access keep enough bytes in flight for DRAM's bandwidth, where one 2-byte access per thread
+// reaches a third of it).
+template <class T, int V>
+struct alignas(sizeof(T) * V) vec {
+    T v[V];
+};
+
 __device__ __forceinline__ index_t global_thread() { return static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ index_t grid_threads() { return static_cast<index_t>(gridDim.x) * blockDim.x; }
 
