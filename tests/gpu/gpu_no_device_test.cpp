@@ -48,7 +48,9 @@ TEST(gpu_no_device, elementwise_vector_widths) {
         spec.output = shape(out, spec.inputs.at(0).lens());
         spec.body = "const auto y = x0;";
         spec.error_slot = checks;
-        if (!checks) EXPECT_GT(gpu::compile_to_cubin(gpu::make_elementwise_kernel(spec, "a test"), {"sm_90", true, false, {}}).size(), 100u);
+        if (!checks) {
+            EXPECT_GT(gpu::compile_to_cubin(gpu::make_elementwise_kernel(spec, "a test"), {"sm_90", true, false, {}}).size(), 100u);
+        }
         return gpu::elementwise_vector(spec);
     };
     EXPECT_EQ(width(dtype::float16, {shape(dtype::float16, {4, 16})}), 8u);
