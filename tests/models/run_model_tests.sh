@@ -6,6 +6,10 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 runner="$1"
+if [ ! -x "$runner" ]; then
+    echo "run_model_tests.sh: $runner is not built (ninja -C build kiln_onnx_conformance, or build everything)" >&2
+    exit 1
+fi
 out="${2:-$(dirname "$runner")/../torchvision-models}"
 if [ ! -f "$out/.exported" ] || [ "$here/export_torchvision.py" -nt "$out/.exported" ]; then
     rm -rf "$out"
