@@ -11,7 +11,9 @@
 
 namespace kiln {
 
-inline constexpr std::uint32_t saved_program_format_version = 1;
+// 2: a reshape of a strided view records the view's strides (it was a copy, standard), so a
+// version-1 program's shapes no longer match what its instructions compute.
+inline constexpr std::uint32_t saved_program_format_version = 2;
 
 // "0.1.0": the version of this kiln library.
 std::string kiln_version();
