@@ -1,6 +1,7 @@
 // tensor_copy: reorders that convert float16/bfloat16 <-> float32 on F16C (8 elements an
 // instruction) or a shift (bfloat16), exact both ways (round to nearest even) as oneDNN's and ref's
-// conversions; layout changes stay on oneDNN's jitted reorders.
+// conversions; to float16/bfloat16 through numeric_bulk's loops, so a NaN becomes the quiet NaN of
+// its sign exactly as ref makes it; layout changes stay on oneDNN's jitted reorders.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -21,12 +22,6 @@ __attribute__((target("avx2,f16c"))) void f16_to_f32_block(const std::uint16_t* 
     for (std::size_t i = n / 8 * 8; i < n; ++i) d[i] = _cvtsh_ss(s[i]);
 }
 
-__attribute__((target("avx2,f16c"))) void f32_to_f16_block(const float* s, std::uint16_t* d, std::size_t n) {
-    for (std::size_t i = 0; i < n / 8 * 8; i += 8)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
-    for (std::size_t i = n / 8 * 8; i < n; ++i) d[i] = _cvtss_sh(s[i], _MM_FROUND_TO_NEAREST_INT);
-}
-
 // The vector code lives in the blocks: clang outlines an OpenMP loop's body into a function
 // without the caller's target attribute, where AVX intrinsics do not compile.
 template <class From, class To>
@@ -37,25 +32,19 @@ void in_blocks(const From* s, To* d, std::size_t n, void (*block)(const From*, T
 }
 
 void f16_to_f32(const std::uint16_t* s, float* d, std::size_t n) { in_blocks(s, d, n, f16_to_f32_block); }
-void f32_to_f16(const float* s, std::uint16_t* d, std::size_t n) { in_blocks(s, d, n, f32_to_f16_block); }
+void f32_to_f16(const float* s, std::uint16_t* d, std::size_t n) {
+    in_blocks(s, d, n, +[](const float* x, std::uint16_t* y, std::size_t k) { floats_to_half(x, y, k); });
+}
+void f32_to_bf16(const float* s, std::uint16_t* d, std::size_t n) {
+    in_blocks(s, d, n, +[](const float* x, std::uint16_t* y, std::size_t k) { floats_to_bfloat16(x, y, k); });
+}
 
-// bfloat16 is the high half of a float: these loops vectorise as they are.
+// bfloat16 is the high half of a float: this loop vectorises as it is.
 void bf16_to_f32(const std::uint16_t* s, float* d, std::size_t n) {
 #pragma omp parallel for simd if (n >= parallel_elements)
     for (std::size_t i = 0; i < n; ++i) {
         std::uint32_t u = static_cast<std::uint32_t>(s[i]) << 16;
         std::memcpy(d + i, &u, 4);
-    }
-}
-
-void f32_to_bf16(const float* s, std::uint16_t* d, std::size_t n) {
-#pragma omp parallel for simd if (n >= parallel_elements)
-    for (std::size_t i = 0; i < n; ++i) {
-        std::uint32_t u;
-        std::memcpy(&u, s + i, 4);
-        bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-        std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-        d[i] = static_cast<std::uint16_t>(nan ? (u >> 16) | 0x40u : rounded);
     }
 }
 
