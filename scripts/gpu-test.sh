@@ -81,7 +81,8 @@ pack-io)
     ;;
 run|models|profile|io|sanitize|bind-cost|bench)
     dir="$(cd "$dir" && pwd)"
-    for z in "$dir"/lib/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done
+    # Under a lock: several commands started at once on one DIR would unpack the same file.
+    (flock 9; for z in "$dir"/lib/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done; true) 9>"$dir/lib/.unpack.lock"
     libs="$dir/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib"
     # cuDNN (and, where /usr/local/cuda lacks them, cuBLASLt and NVRTC) come from the nvidia-*
     # wheels; nvidia.cudnn is a namespace package, so its path, not __file__.
@@ -166,7 +167,8 @@ conformance-pack)
     ;;
 conformance)
     dir="$(cd "$dir" && pwd)"
-    for z in "$dir"/lib/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done
+    # Under a lock: several commands started at once on one DIR would unpack the same file.
+    (flock 9; for z in "$dir"/lib/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done; true) 9>"$dir/lib/.unpack.lock"
     data="$dir/onnx-node-data"
     if [ ! -f "$data/.case-count" ]; then
         if [ -f "$dir/conformance/onnx-node-data.tgz" ]; then
