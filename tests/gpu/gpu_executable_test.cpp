@@ -417,6 +417,36 @@ TEST(gpu_executable, a_loop_keeps_a_bounded_number_of_expansions) {
     }
 }
 
+// An op expanded at run time (TopK with k read back) computes in float32 under --bf16, as
+// convert_precision left it and as ref computes it: its inputs are not rounded, so elements
+// that only tie in bfloat16 (1 and 1 + 2^-10) keep their float32 order.
+TEST(gpu_executable, an_expanded_op_computes_in_float32_under_a_low_precision) {
+    program p = parse_text(
+        "v = @param:v -> float_type, {2, 5}, {5, 1}\n"
+        "k = @param:k -> int64_type, {1}, {1}\n"
+        "@0 = onnx_node[op_type=TopK,node=bytes:CgF2CgFrEgZ2YWx1ZXMSB2luZGljZXMiBFRvcEs=,opsets={\"\": 11},"
+        "outputs={{type: float_type, any_rank: true}, {type: int64_type, any_rank: true}},captures={}](v,k)"
+        " -> tuple_type, {float_type, {...}; int64_type, {...}}\n"
+        "@1 = get_tuple_elem[index=0](@0) -> float_type, {...}\n"
+        "@2 = get_tuple_elem[index=1](@0) -> int64_type, {...}\n"
+        "@3 = @return(@1,@2)\n");
+    compile_options opts;
+    opts.precision = compute_precision::bf16;
+    auto exe = make_target("gpu")->compile(p.clone(), opts);
+    auto ref = make_target("ref")->compile(p.clone(), opts);
+    const float up = 1.0f + 0x1p-10f;
+    const std::vector<double> v{0.5, 0.25, 1.0, up, 0.1, up, -3.0, 1.0, 2.5, -0.5};
+    const std::vector<std::int64_t> k{2};
+    param_map in;
+    in["v"] = from_doubles(shape(dtype::float32, std::vector<std::size_t>{2, 5}), v);
+    in["k"] = from_int64s(shape(dtype::int64, std::vector<std::size_t>{1}), k);
+    auto got = exe->run(in);
+    auto want = ref->run(in);
+    EXPECT_EQ(to_doubles(got[1]), to_doubles(want[1]));
+    EXPECT_EQ(to_doubles(got[1]), (std::vector<double>{3, 2, 3, 0}));
+    EXPECT_EQ(to_doubles(got[0]), to_doubles(want[0]));
+}
+
 TEST(gpu_executable, no_cache_compiles_every_kernel_and_writes_nothing) {
     temp_cache cache;
     program p = dense_program();

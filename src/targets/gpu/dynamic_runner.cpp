@@ -481,7 +481,12 @@ argument dynamic_runner::run_expanded(const instruction& ins, std::span<const ar
                                             return read(k);
                                         },
                                         *p);
-        run_passes(*p, gpu_passes(st_->opts));
+        // In float32 whatever the precision asked: convert_precision left this op's operands and
+        // results float32 (an expanded op declares its types), and ref computes it so; the low
+        // type here would round its inputs (topk's ties would then differ from ref's).
+        compile_options opts = st_->opts;
+        opts.precision = compute_precision::fp32;
+        run_passes(*p, gpu_passes(opts));
         std::string k = value_key();
         e.order.push_back(k);
         it = e.programs.emplace(std::move(k), std::move(p)).first;
