@@ -4,6 +4,7 @@
 
 #include "core/reflect.hpp"
 #include "ops/convolution.hpp"
+#include "targets/gpu/view_rewire.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -20,36 +21,6 @@ instruction_ref reshape(module& m, instruction_ref pos, instruction_ref x, const
 
 instruction_ref transpose(module& m, instruction_ref pos, instruction_ref x, const ints& perm) {
     return add(m, pos, "transpose", {x}, value{{"permutation", to_value(perm)}});
-}
-
-std::vector<shape> shapes_of(const std::vector<instruction_ref>& in) {
-    std::vector<shape> r;
-    for (auto i : in) r.push_back(i->get_shape());
-    return r;
-}
-
-// Moves the users of `old` that can read `rep` (old's lens and type, other strides) to it: a view
-// is made again on `rep`, so that its strides follow, and its users move in turn; any other op
-// reads `rep` where its own result stays the same. Ops with submodules and @return (whose
-// outputs keep their layout) stay on `old`.
-void move_users(module& m, instruction_ref old, instruction_ref rep) {
-    const std::vector<instruction_ref> users = old->outputs();
-    for (auto u : users) {
-        if (u->is_return() || !u->module_inputs().empty()) continue;
-        std::vector<instruction_ref> in = u->inputs();
-        std::replace(in.begin(), in.end(), old, rep);
-        const auto shapes = shapes_of(in);
-        const operation& op = u->get_operator();
-        if (op.output_alias(shapes) >= 0) {
-            auto view = m.insert_instruction(u, op, in);
-            if (view->get_shape() == u->get_shape())
-                m.replace_uses(u, view);
-            else
-                move_users(m, u, view);
-        } else if (op.compute_shape(shapes, {}) == u->get_shape()) {
-            m.replace_instruction(u, op, in);
-        }
-    }
 }
 
 void rewrite(module& m, instruction_ref conv) {
