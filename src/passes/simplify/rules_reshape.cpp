@@ -9,6 +9,7 @@
 #include "core/reflect.hpp"
 #include "ops/gather.hpp"
 #include "passes/simplify/simplify_rules.hpp"
+#include "passes/view_rewire.hpp"
 
 namespace kiln {
 namespace {
@@ -195,15 +196,19 @@ rule reshape_through_transpose() {
                     s2 = f->get_operator().compute_shape(in);
                 }
                 const value out_attrs{{"dims", to_value(out.lens())}, {"allowzero", true}};
-                if (make_op("reshape", out_attrs).output_alias(std::vector<shape>{s2}) < 0) return false;
+                const operation out_op = make_op("reshape", out_attrs);
+                if (out_op.output_alias(std::vector<shape>{s2}) < 0) return false;
+                // Every user must take the result's strides (k's transpose to kT stays a view); checked
+                // before anything is added, so that a declined match leaves nothing to match again.
+                if (!users_take_layout(r.root(), out_op.compute_shape(std::vector<shape>{s2}))) return false;
                 instruction_ref y = r.add("transpose", {r.add("reshape", {x}, split_attrs)}, perm_attrs);
                 if (b.has("f")) {
                     std::vector<instruction_ref> in = f->inputs();
                     std::replace(in.begin(), in.end(), tr, y);
                     y = r.add(f->get_operator(), in);
                 }
-                y = r.add("reshape", {y}, out_attrs);
-                return replace_where_shape_allows(r, y, b.has("f") ? uses::all : uses::some);
+                move_users(r.mod(), r.root(), r.add(out_op, {y}));
+                return true;
             }};
 }
 

@@ -1,10 +1,8 @@
 #include "targets/gpu/patch_convolution.hpp"
 
-#include <algorithm>
-
 #include "core/reflect.hpp"
 #include "ops/convolution.hpp"
-#include "targets/gpu/view_rewire.hpp"
+#include "passes/view_rewire.hpp"
 
 namespace kiln::gpu {
 namespace {

@@ -5,7 +5,7 @@
 #include "core/reflect.hpp"
 #include "ops/gemm.hpp"
 #include "ops/views.hpp"
-#include "targets/gpu/view_rewire.hpp"
+#include "passes/view_rewire.hpp"
 
 namespace kiln::gpu {
 namespace {

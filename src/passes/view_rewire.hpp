@@ -1,11 +1,11 @@
 // Moving the users of a value to the same value in another layout (its lens and type, other
-// strides), for the gpu passes that compute a value in the order a kernel writes best and view it
-// back (patch_convolution.hpp, row_products.hpp). Views of it are made again on the new value, so
-// that their strides follow.
+// strides): views of it are made again on the new value, so that their strides follow. For the
+// rewrites that compute a value in another order and view it back (simplify's heads through a
+// transpose, the gpu's patch convolutions and row products).
 #pragma once
 #include "core/module.hpp"
 
-namespace kiln::gpu {
+namespace kiln {
 
 // Whether every user of `v` would take a value of shape `s` with no new copy: views that stay
 // views (and their users, in turn), reshapes that copied already, other ops whose result keeps
@@ -17,4 +17,4 @@ bool users_take_layout(instruction_ref v, const shape& s);
 // stays the same. Ops with submodules and @return stay on `old`.
 void move_users(module& m, instruction_ref old, instruction_ref rep);
 
-}  // namespace kiln::gpu
+}  // namespace kiln

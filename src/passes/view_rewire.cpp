@@ -1,8 +1,8 @@
-#include "targets/gpu/view_rewire.hpp"
+#include "passes/view_rewire.hpp"
 
 #include <algorithm>
 
-namespace kiln::gpu {
+namespace kiln {
 namespace {
 
 std::vector<shape> shapes_of(const std::vector<instruction_ref>& in) {
@@ -54,4 +54,4 @@ void move_users(module& m, instruction_ref old, instruction_ref rep) {
     }
 }
 
-}  // namespace kiln::gpu
+}  // namespace kiln
