@@ -82,7 +82,10 @@ TEST(gpu_no_device, patch_convolutions_are_the_ones_with_kernel_equal_to_stride)
     auto overlapping = conv({4, 8, 4, 4}, conv_attrs({2, 2}, {0, 0, 0, 0}, {1, 1}));
     auto dilated = conv({4, 8, 2, 2}, conv_attrs({2, 2}, {0, 0, 0, 0}, {2, 2}));
     auto grouped = conv({4, 4, 2, 2}, conv_attrs({2, 2}, {0, 0, 0, 0}, {1, 1}, 2));
-    m.add_return({patch, rect, pointwise, padded, overlapping, dilated, grouped});
+    auto x8 = m.add_parameter("x8", shape(dtype::fp8e4m3fn, lens_t{1, 8, 16, 16}));
+    auto w8 = m.add_literal(literal(random_argument(shape(dtype::fp8e4m3fn, lens_t{4, 8, 4, 4}), seed(), 1)));
+    auto fp8 = m.add_instruction(make_op("convolution", conv_attrs({4, 4}, {0, 0, 0, 0}, {1, 1})), {x8, w8});
+    m.add_return({patch, rect, pointwise, padded, overlapping, dilated, grouped, fp8});
     EXPECT_TRUE(gpu::is_patch_convolution(*patch));
     EXPECT_TRUE(gpu::is_patch_convolution(*rect));
     EXPECT_FALSE(gpu::is_patch_convolution(*pointwise));   // 1x1 stride 1: cuDNN's
@@ -90,6 +93,7 @@ TEST(gpu_no_device, patch_convolutions_are_the_ones_with_kernel_equal_to_stride)
     EXPECT_FALSE(gpu::is_patch_convolution(*overlapping));
     EXPECT_FALSE(gpu::is_patch_convolution(*dilated));
     EXPECT_FALSE(gpu::is_patch_convolution(*grouped));
+    EXPECT_FALSE(gpu::is_patch_convolution(*fp8));   // no cuBLASLt product in fp8
 }
 
 // The pass alone, run on ref: the same results as the convolution (float32, one rounding order

@@ -81,7 +81,9 @@ bool is_patch_convolution(const instruction& ins) {
     const auto* c = ins.get_operator().get_if<ops::convolution>();
     if (!c || ins.inputs().size() != 2 || c->group != 1) return false;
     const shape &x = ins.inputs()[0]->get_shape(), &w = ins.inputs()[1]->get_shape();
-    if (x.dynamic() || w.dynamic() || !is_float(x.type()) || w.type() != x.type() || x.ndim() < 3 ||
+    const dtype t = x.type();   // the types cuBLASLt multiplies (fp8 and fp4 convolutions stay as they are)
+    if (t != dtype::float16 && t != dtype::bfloat16 && t != dtype::float32 && t != dtype::float64) return false;
+    if (x.dynamic() || w.dynamic() || w.type() != t || x.ndim() < 3 ||
         w.ndim() != x.ndim() || x.elements() == 0 || w.elements() == 0 || !ins.get_shape().standard())
         return false;
     const std::size_t nd = x.ndim() - 2;

@@ -12,8 +12,8 @@
 
 namespace kiln::gpu {
 
-// Whether convolution `ins` is a patch convolution the pass rewrites: static float input and
-// filter, kernel equal to stride in every spatial dim with more than one element in the kernel (a
+// Whether convolution `ins` is a patch convolution the pass rewrites: static float16, bfloat16,
+// float32 or float64 input and filter, kernel equal to stride in every spatial dim with more than one element in the kernel (a
 // 1x1 stride-1 convolution stays on cuDNN), padding 0, dilation 1, group 1.
 bool is_patch_convolution(const instruction& ins);
 
