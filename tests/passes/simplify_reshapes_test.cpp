@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/reflect.hpp"
 #include "core/text_parser.hpp"
 #include "ir_text.hpp"
 #include "passes/pipeline.hpp"
@@ -196,6 +197,52 @@ TEST(simplify_reshapes, explicit_broadcast_into_pointwise_goes) {
                          "@4 = mul(@3, y) -> " + shape_text({2, 3, 4}) + "\n"
                          "@5 = @return(@2, @4)\n");
     EXPECT_EQ(count_ops(p, "multibroadcast"), 1u);   // y * y would lose the broadcast: it stays
+}
+
+// torch's multi-head attention (batch second) exported: the fused projection [S, B, 3 * E] as
+// [3, S, B, E], q, k and v picked by constant index, each split into heads as [S, B * H, D],
+// transposed to [B * H, S, D] and split to [B, H, S, D], q scaled on the way. Merging B with H
+// in between copies; refined through the transposes, q, k and v are views of the projection (q
+// reads it through its scale, one kernel; k through the transpose to kT), and the results stay
+// those of the chain.
+TEST(simplify_reshapes, heads_split_through_a_transpose_are_views) {
+    const std::size_t S = 5, B = 2, H = 3, D = 4, E = H * D;
+    program p;
+    module& m = p.main();
+    auto op = [&](const char* name, std::vector<instruction_ref> in, value attrs = value()) {
+        return m.add_instruction(make_op(name, attrs), std::move(in));
+    };
+    auto ints = [](std::vector<std::int64_t> v) { return to_value(v); };
+    auto sz = [](std::size_t v) { return static_cast<std::int64_t>(v); };
+    auto x = m.add_parameter("x", shape(dtype::float32, {S, B, 3 * E}));
+    auto qkv = op("squeeze", {op("transpose", {op("reshape", {x}, value{{"dims", ints({1, sz(S), sz(B), 3, sz(E)})}})},
+                                 value{{"permutation", ints({3, 1, 2, 0, 4})}})},
+                  value{{"axes", ints({3})}});
+    std::vector<instruction_ref> heads;
+    for (std::int64_t i = 0; i < 3; ++i) {
+        const std::vector<std::int64_t> k{i};
+        auto index = m.add_literal(literal(shape(dtype::int64, std::vector<std::size_t>{}), k));
+        auto part = op("gather", {qkv, index}, value{{"axis", value(std::int64_t{0})}});
+        auto split = op("reshape", {part}, value{{"dims", ints({sz(S), sz(B * H), sz(D)})}});
+        auto t = op("transpose", {split}, value{{"permutation", ints({1, 0, 2})}});
+        const std::vector<double> half{0.5};
+        if (i == 0) t = op("mul", {t, m.add_literal(literal(shape(dtype::float32, std::vector<std::size_t>{}), half))});
+        heads.push_back(op("reshape", {t}, value{{"dims", ints({sz(B), sz(H), sz(S), sz(D)})}}));
+    }
+    // Written out as exporters do: k is read through its transpose (a view that must stay one).
+    auto kt = op("transpose", {heads[1]}, value{{"permutation", ints({0, 1, 3, 2})}});
+    auto scores = op("softmax", {op("dot", {heads[0], kt})}, value{{"axis", value(std::int64_t{-1})}});
+    m.add_return({op("dot", {scores, heads[2]})});
+    program before = p.clone();
+    run_passes(p, {simplify_reshapes{}}, {.dump_dir = ""});
+    std::size_t copies = 0;
+    for (const auto& ins : p.main()) {
+        if (ins.is_param() || ins.is_literal() || ins.is_return() || ins.name() != "reshape") continue;
+        copies += ins.get_operator().output_alias(std::vector<shape>{ins.inputs().front()->get_shape()}) < 0;
+    }
+    EXPECT_EQ(copies, 0u);
+    EXPECT_EQ(count_ops(p, "mul"), 1u);
+    for (std::uint64_t seed : {1u, 2u}) expect_same_results(before, p, seed);
 }
 
 }  // namespace

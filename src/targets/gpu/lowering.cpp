@@ -9,6 +9,8 @@
 #include "targets/gpu/dynamic_runner.hpp"
 #include "targets/gpu/gpu_error.hpp"
 #include "targets/gpu/layout_nhwc.hpp"
+#include "targets/gpu/patch_convolution.hpp"
+#include "targets/gpu/row_products.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -197,6 +199,11 @@ void check_supported(const module& m) {
 
 std::vector<pass> gpu_passes(const compile_options& opts) {
     auto ps = generic_passes(opts, fusion_policy{.epilogues = true, .reductions = true, .pointwise = true});
+    // Patch convolutions become GEMMs, and products of transposed rows one GEMM, once the precision
+    // is chosen, before the fusions (a bias or activation after one then joins the GEMM's epilogue).
+    auto fusion = std::find_if(ps.begin(), ps.end(), [](const pass& p) { return p.name() == "fuse_epilogues"; });
+    if (fusion != ps.end()) fusion = std::next(ps.insert(fusion, patch_convolutions{}));
+    if (fusion != ps.end()) ps.insert(fusion, row_products{});
     ps.push_back(nhwc_weights{});
     ps.push_back(pass{"gpu_check_supported", [](module& m) { check_supported(m); }});
     return ps;
