@@ -15,7 +15,9 @@
 #include "core/reflect.hpp"
 #include "core/target.hpp"
 #include "ops/pooling.hpp"
+#include "targets/gpu/kernel_compiler.hpp"
 #include "targets/gpu/layout_nhwc.hpp"
+#include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
 #include "tools/compare.hpp"
 
@@ -167,6 +169,70 @@ void check_block(compute_precision prec, dtype t) {
         }
     }
 }
+
+// Poolings with windows of 32 taps or more (one warp per output): global average, max and lp over
+// 14x14, and an 8x8 average window with padding, of a convolution's result (NHWC in float16).
+program pools_program() {
+    program p;
+    module& m = p.main();
+    auto x = m.add_parameter("x", shape(dtype::float32, lens_t{2, 16, 14, 14}));
+    auto w = m.add_literal(literal(random_argument(shape(dtype::float32, lens_t{16, 16, 3, 3}), seed(), 7)));
+    value a{{"padding", to_value(ints{1, 1, 1, 1})}, {"stride", to_value(ints{1, 1})}, {"dilation", to_value(ints{1, 1})}};
+    auto c = m.add_instruction(make_op("convolution", a), {x, w});
+    auto pool = [&](value attrs) { return m.add_instruction(make_op("pooling", attrs), {c}); };
+    auto ga = pool(value{{"mode", value("average")}, {"global", value(true)}});
+    auto gm = pool(value{{"mode", value("max")}, {"global", value(true)}});
+    auto gl = pool(value{{"mode", value("lpnorm")}, {"global", value(true)}, {"lp_order", value(std::int64_t{2})}});
+    auto wa = pool(value{{"mode", value("average")}, {"lengths", to_value(ints{8, 8})}, {"padding", to_value(ints{2, 2, 2, 2})},
+                         {"stride", to_value(ints{2, 2})}});
+    m.add_return({ga, gm, gl, wa});
+    return p;
+}
+
+// The warp-per-output pooling kernels compile (no device: NVRTC only), NCHW and NHWC.
+TEST(gpu_no_device, large_window_pooling_kernels_compile) {
+    gpu::library_handles libs(nullptr);
+    for (auto prec : {compute_precision::fp32, compute_precision::fp16}) {
+        program p = pools_program();
+        compile_options opts;
+        opts.precision = prec;
+        run_passes(p, gpu::gpu_passes(opts));
+        static std::byte fake[1];
+        gpu::lowering_context ctx(p.main(), libs, [](const instruction&) { return fake; }, false);
+        ctx.layouts = gpu::choose_layouts(p.main());
+        std::size_t pools = 0;
+        for (const auto& ins : p.main()) {
+            if (!ins.get_operator().get_if<ops::pooling>()) continue;
+            gpu::find_lowering(ins)->lower(ctx, ins);
+            ++pools;
+        }
+        EXPECT_EQ(pools, 4u) << printed(p);
+        ASSERT_EQ(ctx.sources.size(), 4u);
+        for (const auto& src : ctx.sources) {
+            EXPECT_NE(src.code.find("__shfl_xor_sync"), std::string::npos) << src.code;
+            EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << src.code;
+        }
+    }
+}
+
+void check_pools(compute_precision prec, dtype t) {
+    program p = pools_program();
+    compile_options opts;
+    opts.precision = prec;
+    auto gpu = make_target("gpu")->compile(p.clone(), opts);
+    auto ref = make_target("ref")->compile(p.clone(), opts);
+    param_map in{{"x", random_argument(shape(dtype::float32, lens_t{2, 16, 14, 14}), seed(), 98)}};
+    auto want = ref->run(in);
+    auto got = gpu->run(in);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        auto c = compare_results(got[i].copy(), want[i].copy(), default_tolerances(t, prec));
+        EXPECT_TRUE(c.pass) << dtype_name(t) << " pooling " << i << " seed " << seed() << "\n" << describe(c);
+    }
+}
+
+TEST(gpu_nhwc, large_window_pooling_float32_matches_ref) { check_pools(compute_precision::fp32, dtype::float32); }
+TEST(gpu_nhwc, large_window_pooling_float16_matches_ref) { check_pools(compute_precision::fp16, dtype::float16); }
 
 TEST(gpu_nhwc, block_float16_matches_ref) { check_block(compute_precision::fp16, dtype::float16); }
 TEST(gpu_nhwc, block_bfloat16_matches_ref) { check_block(compute_precision::bf16, dtype::bfloat16); }
