@@ -23,7 +23,8 @@ bool same_layout(const shape& a, const shape& b);
 // stays NCHW: without TF32 cuDNN has no tensor-core kernels to gain), and channels per group a
 // multiple of 8 (the tensor cores' width) or 1 (depthwise): a model's first convolution over 3
 // colour channels looked slower in NHWC in perf's observed runs (docs/gpu.md). KILN_GPU_NHWC=0 (a debugging variable, docs/gpu.md)
-// keeps every convolution NCHW, to measure what NHWC saves.
+// keeps every convolution NCHW, to measure what NHWC saves; KILN_GPU_NHWC=all makes every
+// float16/bfloat16 2-d convolution NHWC (the 3-channel first ones too), to measure that.
 bool channels_last_convolution(const shape& x, std::int64_t group);
 // The convolution a main instruction computes: itself or a fused epilogue's anchor; else null.
 const instruction* convolution_of(const instruction& ins);
