@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <sstream>
 
@@ -38,6 +39,16 @@ program epilogues_program(std::size_t dims) {
     module& m = p.main();
     std::size_t k = 0;
     auto lit = [&](lens_t lens) { return m.add_literal(literal(random_argument(shape(dtype::float32, lens), seed(), k++))); };
+    // Filters uniform in +-sqrt(3 / fan-in): each convolution keeps its input's scale, so values
+    // stay near 1 through the chain and the tolerances measure rounding, not a blow-up (ref rounds
+    // the convolution before adding, cuDNN's fused call once at the end).
+    auto filter = [&](lens_t lens) {
+        argument a = random_argument(shape(dtype::float32, lens), seed(), k++);
+        float scale = std::sqrt(3.0f * static_cast<float>(lens[0]) / static_cast<float>(a.get_shape().elements()));
+        auto* v = reinterpret_cast<float*>(a.data());
+        for (std::size_t i = 0; i < a.get_shape().elements(); ++i) v[i] *= scale;
+        return m.add_literal(literal(a));
+    };
     auto op = [&](const char* name, std::vector<instruction_ref> in) { return m.add_instruction(make_op(name), std::move(in)); };
     lens_t spatial(dims, dims == 3 ? 6 : 10), kernel(dims, 3);
     auto conv = [&](instruction_ref x, std::size_t m_out, std::int64_t group, bool asymmetric = false) {
@@ -48,7 +59,7 @@ program epilogues_program(std::size_t dims) {
         if (asymmetric) pad[0] = 0;
         value a{{"padding", to_value(pad)}, {"stride", to_value(ints(dims, 1))}, {"dilation", to_value(ints(dims, 1))},
                 {"group", value(group)}};
-        return m.add_instruction(make_op("convolution", a), {x, lit(w)});
+        return m.add_instruction(make_op("convolution", a), {x, filter(w)});
     };
     auto bias = [&](std::size_t c) {
         lens_t l(dims + 2, 1);
@@ -63,7 +74,7 @@ program epilogues_program(std::size_t dims) {
     auto c = op("relu", {op("add", {op("add", {conv(b, 16, 1), bias(16)}), a})});       // bias, residual, relu
     auto d = op("add", {a, op("add", {bias(16), conv(c, 16, 1)})});                     // residual, bias
     auto e = op("relu", {op("add", {conv(d, 16, 1), c})});                              // residual, relu
-    auto f = op("relu", {op("add", {conv(e, 16, 16), bias(16)})});                     // depthwise
+    auto f = op("relu", {op("add", {conv(e, 16, 16), bias(16)})});                     // depthwise: not fused
     auto g = op("relu", {op("add", {conv(f, 16, 1, true), bias(16)})});                // asymmetric padding
     auto h = op("hard_swish", {op("add", {conv(g, 16, 1), bias(16)})});                // not fused
     m.add_return({a, b, c, d, e, f, g, h});
@@ -109,7 +120,7 @@ TEST(gpu_no_device, conv_epilogues_matched_for_cudnn) {
         run_passes(p, gpu::gpu_passes(opts));
         // In float16 the last epilogue also converts the returned value to float32.
         std::vector<std::string> want{"bias+relu", "bias", "bias+residual+relu", "bias+residual", "+residual+relu",
-                                      "bias+relu", "bias+relu",
+                                      "a grouped convolution", "bias+relu",
                                       prec == compute_precision::fp32 ? "hard_swish" : "an output in another layout, type or shape"};
         EXPECT_EQ(matches(p), want) << printed(p);
     }
@@ -150,7 +161,7 @@ void check_epilogues(std::size_t dims, compute_precision prec, dtype t) {
                                 << "\n" << describe(c);
         }
     }
-    // Seven of the eight epilogues are cuDNN's pattern: each is fused or says why not.
+    // Six of the eight epilogues are cuDNN's pattern: each is fused or says why not.
     std::string note = note_of(*gpu);
     EXPECT_NE(note.find(prec == compute_precision::fp32 ? "hard_swish: 1" : "another layout, type or shape: 1"), std::string::npos)
         << note;
@@ -164,13 +175,14 @@ TEST(gpu_conv_epilogue, one_d_float16_matches_ref) { check_epilogues(1, compute_
 TEST(gpu_conv_epilogue, three_d_float32_matches_ref) { check_epilogues(3, compute_precision::fp32, dtype::float32); }
 
 // On the H100 the tests run on, cuDNN fuses the float16 NHWC convolutions with a relu (its
-// heuristic's algorithm) and with the identity (the implicit precomputed GEMM).
+// heuristic's algorithm) and with the identity (the implicit precomputed GEMM); the depthwise
+// one and the one converting the returned value to float32 stay a kernel.
 TEST(gpu_conv_epilogue, float16_epilogues_run_fused) {
     program p = epilogues_program(2);
     compile_options opts;
     opts.precision = compute_precision::fp16;
     auto gpu = make_target("gpu")->compile(p.clone(), opts);
-    EXPECT_TRUE(note_of(*gpu).starts_with("convolution epilogues: 7 in cuDNN's fused call")) << note_of(*gpu);
+    EXPECT_TRUE(note_of(*gpu).starts_with("convolution epilogues: 6 in cuDNN's fused call, 2 in a generated kernel")) << note_of(*gpu);
 }
 
 }  // namespace

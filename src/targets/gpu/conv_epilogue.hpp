@@ -1,8 +1,9 @@
 // A convolution's fused epilogue as one cuDNN call: y = relu(conv(x) + bias + residual), the adds
 // and the relu each optional, through cudnnConvolutionBiasActivationForward, so that no generated
 // kernel reads and writes the output again. What cuDNN does not fuse (another activation, a
-// broadcasting add, an output in another layout) or has no engine for stays the convolution then
-// one generated kernel; the compile report counts both, with the reasons.
+// broadcasting add, an output in another layout), has no engine for, or runs slower fused (a
+// grouped convolution: no depthwise kernel) stays the convolution then one generated kernel; the
+// compile report counts both, with the reasons.
 #pragma once
 #include <string>
 #include <unordered_map>
@@ -20,7 +21,7 @@ struct conv_epilogue_match {
     std::string why_not;   // empty: the whole body; else why not, in the compile report's words
 };
 
-// The body after the convolution, in any order: adds of a bias (one value per output channel, of
+// The body after an ungrouped convolution, in any order: adds of a bias (one value per output channel, of
 // the output's type) and of a residual (the output's shape, type and layout), each at most once,
 // then a relu, last. `out` is the layout of the region's output, which must be the one the
 // convolution computes in; `known` the operands of the body's parameters (body_params).

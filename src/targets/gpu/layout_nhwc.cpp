@@ -37,15 +37,11 @@ const instruction* convolution_of(const instruction& ins) {
 }
 
 bool channels_last_convolution(const shape& x, std::int64_t group) {
-    // 0: none, 1: the rule below, 2 ("all"): every float16/bfloat16 2-d convolution.
-    static const int mode = [] {
+    static const bool enabled = [] {
         const char* v = std::getenv("KILN_GPU_NHWC");
-        std::string_view s = v ? v : "";
-        return s == "0" ? 0 : s == "all" ? 2 : 1;
+        return !v || std::string_view(v) != "0";
     }();
-    if (!mode || x.ndim() != 4 || (x.type() != dtype::float16 && x.type() != dtype::bfloat16) || group < 1) return false;
-    std::size_t per_group = x.lens()[1] / static_cast<std::size_t>(group);
-    return mode == 2 || per_group % 8 == 0 || per_group == 1;
+    return enabled && x.ndim() == 4 && (x.type() == dtype::float16 || x.type() == dtype::bfloat16) && group >= 1;
 }
 
 bool nhwc_convolution(const instruction& ins) {
