@@ -1,6 +1,7 @@
 // cuDNN's legacy convolution API as convolution.cpp (forward) and deconvolution.cpp (backward
 // data, a transposed convolution) use it: the descriptors of one NCHW problem, and the choice of
-// its algorithm, kept in the executable's library plans so that a saved program asks no heuristic.
+// its algorithm, kept in the executable's library plans so that a saved program asks no heuristic;
+// and the fused call y = act(conv(x) + z + bias) that conv_epilogue.cpp uses.
 #pragma once
 #include <cudnn.h>
 
@@ -78,11 +79,11 @@ struct dnn_fused_operands {
 // cudnnConvolutionBiasActivationForward of c (after c.fuse_epilogue) with algorithm a.
 cudnnStatus_t run_fused(library_handles& libs, const dnn_convolution& c, dnn_algorithm a, const dnn_fused_operands& p);
 
-// The algorithm of c's fused call: the forward algorithm (choose_forward) with a relu, else the
-// implicit precomputed GEMM (the only one cuDNN fuses an identity activation with), either
-// falling back to the latter, whichever cuDNN runs on these operands: each candidate is run once
-// (the fused call is refused, CUDNN_STATUS_NOT_SUPPORTED, only when it runs). None: cuDNN has no
-// engine for this fusion, and the caller runs the convolution and a kernel for the rest.
+// The algorithm of c's fused call, the first of these that cuDNN runs on these operands: with a
+// relu the forward algorithm (choose_forward), then the implicit precomputed GEMM, the only one
+// cuDNN fuses an identity with. Each candidate is run once (cuDNN refuses a fusion it has no
+// engine for only when the call runs). None: the caller runs the convolution and a kernel for
+// the rest.
 std::optional<dnn_algorithm> choose_fused(library_handles& libs, const dnn_convolution& c, const dnn_fused_operands& p);
 
 }  // namespace kiln::gpu
