@@ -11,6 +11,7 @@
 #include "ops/binary.hpp"
 #include "ops/gemm.hpp"
 #include "ops/unary.hpp"
+#include "targets/gpu/conv_epilogue.hpp"
 #include "targets/gpu/layout_nhwc.hpp"
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/matmul.hpp"
@@ -135,6 +136,19 @@ void lower_contraction(lowering_context& ctx, const instruction& ins, const oper
     }
 }
 
+std::optional<body_operand> aliased_operand(const instruction& i,
+                                            const std::unordered_map<const instruction*, body_operand>& known) {
+    if (auto it = known.find(&i); it != known.end()) return it->second;
+    if (i.is_param() || i.is_literal() || i.is_return()) return std::nullopt;
+    std::vector<shape> in;
+    for (auto j : i.inputs()) in.push_back(j->get_shape());
+    int alias = i.get_operator().output_alias(in);
+    if (alias < 0) return std::nullopt;
+    auto src = aliased_operand(*i.inputs()[alias], known);
+    if (!src) return std::nullopt;
+    return view_operand(i, *src);
+}
+
 namespace {
 
 // cuBLASLt and cuDNN take float types only (integer GEMMs have no GPU implementation yet).
@@ -161,20 +175,6 @@ const gpu_lowering_registrar contraction_lowering{{
     true,
     true,
 }};
-
-// The memory a region's input, or a view of one, is read from (none for anything computed).
-std::optional<body_operand> aliased_operand(const instruction& i,
-                                            const std::unordered_map<const instruction*, body_operand>& known) {
-    if (auto it = known.find(&i); it != known.end()) return it->second;
-    if (i.is_param() || i.is_literal() || i.is_return()) return std::nullopt;
-    std::vector<shape> in;
-    for (auto j : i.inputs()) in.push_back(j->get_shape());
-    int alias = i.get_operator().output_alias(in);
-    if (alias < 0) return std::nullopt;
-    auto src = aliased_operand(*i.inputs()[alias], known);
-    if (!src) return std::nullopt;
-    return view_operand(i, *src);
-}
 
 // Whether every reordering view in the body leaves its result standard (a reshape, not a
 // transpose): then element i of the output reads element i of the product, and the epilogue
@@ -295,6 +295,7 @@ const gpu_lowering_registrar epilogue_lowering{{
         std::vector<body_operand> in;
         for (auto i : anchor->inputs()) in.push_back(region_input(ctx, ins, *i, known));
         if (try_library_epilogue(ctx, ins, body, *anchor, in, known)) return;
+        if (anchor->get_operator().get_if<ops::convolution>() && lower_conv_epilogue(ctx, ins, body, *anchor, in, known)) return;
         const shape& out = ctx.layout(ins);
         // The product channels-last for an NHWC convolution (the epilogue kernel then writes the
         // output's layout, whichever it is), else standard.

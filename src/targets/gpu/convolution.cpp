@@ -5,10 +5,14 @@
 // Hopper; layout_nhwc.hpp), operands in another layout
 // copied into it first and a result the output wants in NCHW copied out. float32 computes
 // without TF32 unless allowed; float16/bfloat16 accumulate in float32. The algorithm comes from
-// the saved program or cuDNN's heuristic at load (cudnn_conv.hpp).
+// the saved program or cuDNN's heuristic at load (cudnn_conv.hpp). A fused epilogue of a bias,
+// a residual and a relu (conv_epilogue.cpp) is cuDNN's fused call where cuDNN has an engine for
+// it, tried once at load.
 #include <cudnn.h>
 
+#include <cstring>
 #include <memory>
+#include <optional>
 
 #include "core/error.hpp"
 #include "ops/convolution.hpp"
@@ -31,10 +35,30 @@ body_operand in_layout(lowering_context& ctx, const instruction& ins, const body
     return r;
 }
 
+// y = act(conv(x, w) + residual + bias) in one cuDNN call, where cuDNN has an engine for it.
+bool lower_fused(lowering_context& ctx, const instruction& ins, const std::shared_ptr<dnn_convolution>& plan,
+                 const body_operand& x, const body_operand& w, const body_operand& y, const conv_epilogue& epi) {
+    plan->fuse_epilogue(epi.relu);
+    std::byte* bias = epi.bias;
+    if (!bias) {   // cuDNN's call always adds a bias: zeros where the body has none
+        argument zeros(shape(y.s.type(), std::vector<std::size_t>{y.s.lens().at(1)}));
+        std::memset(zeros.data(), 0, zeros.get_shape().bytes());
+        bias = ctx.upload(zeros, ctx.where(ins));
+    }
+    auto& libs = ctx.libraries();
+    dnn_fused_operands p{x.ptr, w.ptr, epi.residual, bias, y.ptr};
+    std::optional<dnn_algorithm> algo = choose_fused(libs, *plan, p);
+    if (!algo) return false;
+    ctx.add_step(ins, [plan, algo = *algo, p, &libs](cudaStream_t) {
+        KILN_GPU_CHECK(run_fused(libs, *plan, algo, p), cat("running the fused convolution of ", plan->where));
+    });
+    return true;
+}
+
 }  // namespace
 
-void lower_convolution(lowering_context& ctx, const instruction& ins, const operation& op,
-                       const std::vector<body_operand>& in, const body_operand& out) {
+bool lower_convolution(lowering_context& ctx, const instruction& ins, const operation& op,
+                       const std::vector<body_operand>& in, const body_operand& out, const conv_epilogue* epi) {
     const auto& c = op.get<ops::convolution>();
     std::string where = ctx.where(ins);
     body_operand x = in.at(0), w = in.at(1);
@@ -74,6 +98,7 @@ void lower_convolution(lowering_context& ctx, const instruction& ins, const oper
     auto& libs = ctx.libraries();
     auto plan = std::make_shared<dnn_convolution>(x.s.type(), x.s.lens(), w.s.lens(), out.s.lens(), win.pad_begin, win.stride,
                                                   win.dilation, c.group, libs.allow_tf32, where, nhwc);
+    if (epi && y.ptr == out.ptr && lower_fused(ctx, ins, plan, x, w, y, *epi)) return true;
     dnn_algorithm algo = choose_forward(libs, *plan);
     ctx.add_step(ins, [plan, algo, h = libs.dnn(), xp = x.ptr, wp = w.ptr, yp = y.ptr, &libs](cudaStream_t) {
         KILN_GPU_CHECK(cudnnConvolutionForward(h, plan->one(), plan->x, xp, plan->w, wp, plan->conv,
@@ -82,6 +107,7 @@ void lower_convolution(lowering_context& ctx, const instruction& ins, const oper
                        cat("running the convolution of ", plan->where));
     });
     if (y.ptr != out.ptr) copy_operand(ctx, ins, y, out);
+    return !epi;
 }
 
 }  // namespace kiln::gpu

@@ -78,6 +78,7 @@ dnn_convolution::dnn_convolution(dtype t, std::vector<std::size_t> xl, std::vect
     : where(std::move(where_)) {
     if (channels_last && xl.size() != 4) fail("gpu: an NHWC convolution takes 2 spatial dims (", where, ")");
     cudnnDataType_t dt = dnn_type(t, where);
+    type_ = dt;
     f64 = dt == CUDNN_DATA_DOUBLE;
     exact_fp32 = dt == CUDNN_DATA_FLOAT && !allow_tf32;
     if (xl.size() == 3) {   // the spatial dim of 1 added in front
@@ -87,6 +88,7 @@ dnn_convolution::dnn_convolution(dtype t, std::vector<std::size_t> xl, std::vect
         dilation.insert(dilation.begin(), 1);
     }
     std::vector<int> xi = ints(xl), wi = ints(wl), yi = ints(yl), p = ints(pad), s = ints(stride), d = ints(dilation);
+    y_lens_ = yi;
     cudnnMathType_t math = dt == CUDNN_DATA_FLOAT ? (allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH) : CUDNN_TENSOR_OP_MATH;
     problem = cat(dtype_name(t), " x ", list(xi), " w ", list(wi), " y ", list(yi), " pad ", list(p), " stride ", list(s),
                   " dilation ", list(d), " group ", group, " math ", static_cast<int>(math), channels_last ? " nhwc" : "");
@@ -114,6 +116,24 @@ dnn_convolution::~dnn_convolution() {
     if (y) cudnnDestroyTensorDescriptor(y);
     if (w) cudnnDestroyFilterDescriptor(w);
     if (conv) cudnnDestroyConvolutionDescriptor(conv);
+    if (bias) cudnnDestroyTensorDescriptor(bias);
+    if (act) cudnnDestroyActivationDescriptor(act);
+}
+
+void dnn_convolution::fuse_epilogue(bool relu_) {
+    relu = relu_;
+    std::string msg = cat("describing the fused epilogue of ", where);
+    // One value per output channel, of the output's type (cuDNN's bias takes y's type for every
+    // floating-point configuration).
+    std::vector<int> lens(y_lens_.size(), 1);
+    lens[1] = y_lens_[1];
+    KILN_GPU_CHECK(cudnnCreateTensorDescriptor(&bias), msg);
+    KILN_GPU_CHECK(cudnnSetTensorNdDescriptor(bias, type_, static_cast<int>(lens.size()), lens.data(), standard_strides(lens).data()),
+                   msg);
+    KILN_GPU_CHECK(cudnnCreateActivationDescriptor(&act), msg);
+    // A NaN stays NaN through the relu, as ref's max(x, 0) keeps it.
+    KILN_GPU_CHECK(cudnnSetActivationDescriptor(act, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0),
+                   msg);
 }
 
 dnn_algorithm choose_forward(library_handles& libs, const dnn_convolution& c) {
@@ -138,6 +158,39 @@ dnn_algorithm choose_backward_data(library_handles& libs, const dnn_convolution&
         [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t* bytes) {
             return cudnnGetConvolutionBackwardDataWorkspaceSize(h, c.w, c.y, c.conv, c.x, a, bytes);
         });
+}
+
+}  // namespace kiln::gpu
+
+namespace kiln::gpu {
+
+cudnnStatus_t run_fused(library_handles& libs, const dnn_convolution& c, dnn_algorithm a, const dnn_fused_operands& p) {
+    // Without a residual z is y's memory with alpha2 = 0: cuDNN then does not read it.
+    return cudnnConvolutionBiasActivationForward(libs.dnn(), c.one(), c.x, p.x, c.w, p.w, c.conv,
+                                                 static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), libs.workspace(), a.workspace,
+                                                 p.z ? c.one() : c.zero(), c.y, p.z ? p.z : p.y, c.bias, p.bias, c.act, c.y, p.y);
+}
+
+std::optional<dnn_algorithm> choose_fused(library_handles& libs, const dnn_convolution& c, const dnn_fused_operands& p) {
+    std::vector<dnn_algorithm> candidates;
+    if (c.relu) candidates.push_back(choose_forward(libs, c));
+    dnn_algorithm precomp{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 0};
+    if (candidates.empty() || candidates[0].algo != precomp.algo) {
+        cudnnStatus_t st = cudnnGetConvolutionForwardWorkspaceSize(libs.dnn(), c.x, c.w, c.conv, c.y,
+                                                                   CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, &precomp.workspace);
+        if (st == CUDNN_STATUS_SUCCESS && precomp.workspace <= max_workspace) candidates.push_back(precomp);
+    }
+    for (const dnn_algorithm& a : candidates) {
+        libs.reserve_workspace(a.workspace);
+        cudnnStatus_t st = run_fused(libs, c, a, p);
+        if (st == CUDNN_STATUS_SUCCESS) return a;
+        // cuDNN declines with a NOT_SUPPORTED status (3000-3999) or BAD_PARAM (an algorithm it does not fuse
+        // with the identity); anything else is a real failure.
+        bool declined = (st >= CUDNN_STATUS_NOT_SUPPORTED && st < CUDNN_STATUS_INTERNAL_ERROR) || st == CUDNN_STATUS_BAD_PARAM;
+        if (!declined)
+            KILN_GPU_CHECK(st, cat("trying cuDNN's fused convolution of ", c.where));
+    }
+    return std::nullopt;
 }
 
 }  // namespace kiln::gpu

@@ -1,9 +1,11 @@
 // cuDNN's legacy convolution API as convolution.cpp (forward) and deconvolution.cpp (backward
 // data, a transposed convolution) use it: the descriptors of one NCHW problem, and the choice of
-// its algorithm, kept in the executable's library plans so that a saved program asks no heuristic.
+// its algorithm, kept in the executable's library plans so that a saved program asks no heuristic;
+// and the fused call y = act(conv(x) + z + bias) that conv_epilogue.cpp uses.
 #pragma once
 #include <cudnn.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,15 +32,24 @@ struct dnn_convolution {
     const void* one() const { return f64 ? static_cast<const void*>(&one_d) : &one_f; }
     const void* zero() const { return f64 ? static_cast<const void*>(&zero_d) : &zero_f; }
 
+    // Describes the bias and the activation (relu, else identity) of y = act(conv(x) + z + bias).
+    void fuse_epilogue(bool relu);
+
     cudnnTensorDescriptor_t x = nullptr, y = nullptr;
     cudnnFilterDescriptor_t w = nullptr;
     cudnnConvolutionDescriptor_t conv = nullptr;
+    // Those of cuDNN's fused call (fuse_epilogue): the bias {1, C, 1...} and the activation.
+    cudnnTensorDescriptor_t bias = nullptr;
+    cudnnActivationDescriptor_t act = nullptr;
+    bool relu = false;
     bool f64 = false;
     bool exact_fp32 = false;   // float32 without TF32: only algorithms that keep full fp32 math
     std::string where;         // the instruction and its ONNX node
     std::string problem;       // everything the algorithm choice depends on (library_plans' key)
 
 private:
+    std::vector<int> y_lens_;
+    cudnnDataType_t type_;
     float one_f = 1, zero_f = 0;
     double one_d = 1, zero_d = 0;
 };
@@ -55,5 +66,24 @@ struct dnn_algorithm {
 // recorded in libs.plans and the shared workspace grows to fit it.
 dnn_algorithm choose_forward(library_handles& libs, const dnn_convolution& c);
 dnn_algorithm choose_backward_data(library_handles& libs, const dnn_convolution& c);
+
+// The device memory of y = act(conv(x, w) + z + bias) (z null: no residual, alpha2 = 0).
+struct dnn_fused_operands {
+    const void* x = nullptr;
+    const void* w = nullptr;
+    const void* z = nullptr;
+    const void* bias = nullptr;
+    void* y = nullptr;
+};
+
+// cudnnConvolutionBiasActivationForward of c (after c.fuse_epilogue) with algorithm a.
+cudnnStatus_t run_fused(library_handles& libs, const dnn_convolution& c, dnn_algorithm a, const dnn_fused_operands& p);
+
+// The algorithm of c's fused call, the first of these that cuDNN runs on these operands: with a
+// relu the forward algorithm (choose_forward), then the implicit precomputed GEMM, the only one
+// cuDNN fuses an identity with. Each candidate is run once (cuDNN refuses a fusion it has no
+// engine for only when the call runs). None: the caller runs the convolution and a kernel for
+// the rest.
+std::optional<dnn_algorithm> choose_fused(library_handles& libs, const dnn_convolution& c, const dnn_fused_operands& p);
 
 }  // namespace kiln::gpu

@@ -20,6 +20,7 @@
 #include "core/eval.hpp"
 #include "core/target.hpp"
 #include "passes/analysis/memory_plan.hpp"
+#include "targets/gpu/conv_epilogue.hpp"
 #include "targets/gpu/device.hpp"
 #include "targets/gpu/dynamic_runner.hpp"
 #include "targets/gpu/error_flags.hpp"
@@ -159,6 +160,7 @@ public:
             stats_.notes.push_back(cat("library plans: ", libs_.plans.from_saved + libs_.plans.queried, " (from the saved program ",
                                        libs_.plans.from_saved, ", asked of the heuristics ", libs_.plans.queried, ")"));
         if (std::string note = attention_kernels_note(m); !note.empty()) stats_.notes.push_back(note);
+        if (std::string note = conv_epilogue_note(ctx.conv_epilogues); !note.empty()) stats_.notes.push_back(note);
     }
     ~gpu_executable() override {
         if (graph_exec_) cudaGraphExecDestroy(graph_exec_);

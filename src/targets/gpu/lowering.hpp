@@ -80,6 +80,9 @@ public:
     // uploads are enqueued on too). Unset: owned device buffers (scratch_buffers).
     std::function<std::byte*(std::size_t bytes, const char* what)> take_scratch;
     cudaStream_t stream = nullptr;
+    // Each convolution epilogue's lowering by reason ("": cuDNN's fused call; conv_epilogue.hpp),
+    // for the compile report.
+    std::unordered_map<std::string, std::size_t> conv_epilogues;
 
     // What load takes over once every instruction is lowered.
     std::vector<gpu_step> steps;

@@ -1,5 +1,5 @@
-// Generated kernels for pooling (one output element per thread, its window's taps unrolled over
-// baked geometry) and the attention the flash kernel does not take (flash_attention.hpp: float32,
+// Generated kernels for pooling (one output element per thread, or per warp for windows of 32
+// taps or more, over baked geometry) and the attention the flash kernel does not take (flash_attention.hpp: float32,
 // other head sizes): one block per query row, scores in shared memory, softmax, then the
 // weighted sum of values; fp32 accumulation.
 #include <algorithm>
@@ -38,16 +38,23 @@ void lower_pooling(lowering_context& ctx, const instruction& ins) {
                                                 : ops::spatial_attr("lengths", op.lengths, dims, 1, 1);
     std::size_t taps = 1;
     for (auto k : kernel) taps *= k;
+    // Large windows (global pooling: a squeeze-excitation's 28x28 at batch 1) take one warp per
+    // output, its lanes striding over the taps, so that few outputs still fill the GPU; a thread
+    // walking 784 taps alone took 97 us of mobilenet_v3_large's 0.5 ms.
+    const bool warp = taps >= 32;
     std::string code = cat("#include \"kiln_elementwise.cuh\"\n",
                            "extern \"C\" __global__ void __launch_bounds__(256) kiln_pool(", device_type(y.type()),
                            "* __restrict__ y, const ", device_type(x.type()), "* __restrict__ x) {\n",
-                           "    for (kiln::index_t i = kiln::global_thread(); i < ", y.elements(), "ull; i += kiln::grid_threads()) {\n",
+                           warp ? cat("    const unsigned lane = threadIdx.x & 31u;\n",
+                                      "    for (kiln::index_t i = kiln::global_thread() / 32; i < ", y.elements(),
+                                      "ull; i += kiln::grid_threads() / 32) {\n")
+                                : cat("    for (kiln::index_t i = kiln::global_thread(); i < ", y.elements(), "ull; i += kiln::grid_threads()) {\n"),
                            "        kiln::index_t r = i; kiln::i64 o[", x.lens().size(), "];\n");
     for (std::size_t k = order.size(); k-- > 0;)
         code += cat("        o[", order[k], "] = (kiln::i64)(r % ", y.lens()[order[k]], "ull); r /= ", y.lens()[order[k]], "ull;\n");
     code += cat("        const kiln::i64 base = o[0] * ", x.strides()[0], "ll + o[1] * ", x.strides()[1], "ll;\n",
                 "        float mx = kiln::neg_inf_f(), sum = 0, lp = 0; kiln::i64 real = 0, padded = 0;\n",
-                "        for (kiln::index_t t = 0; t < ", taps, "ull; ++t) {\n",
+                "        for (kiln::index_t t = ", warp ? "lane" : "0", "; t < ", taps, "ull; t += ", warp ? 32 : 1, ") {\n",
                 "            kiln::index_t tr = t; bool in = true, in_padded = true; kiln::i64 off = base;\n");
     for (std::size_t d = dims; d-- > 0;) {
         code += cat("            { kiln::i64 k = (kiln::i64)(tr % ", kernel[d], "ull); tr /= ", kernel[d], "ull;\n",
@@ -62,10 +69,14 @@ void lower_pooling(lowering_context& ctx, const instruction& ins) {
     std::string result = op.mode == "max"      ? "mx"
                          : op.mode == "lpnorm" ? cat("pow(lp, 1.0f / ", op.lp_order, ".0f)")
                                                : cat("sum / (float)(real", op.count_include_pad ? " + padded" : "", ")");
+    if (warp)   // every lane gets the warp's combination; lane 0 stores it
+        code += "        for (int s = 16; s > 0; s >>= 1) mx = kiln::max_nan(mx, __shfl_xor_sync(0xffffffffu, mx, s));\n"
+                "        sum = kiln::warp_sum(sum); lp = kiln::warp_sum(lp); real = kiln::warp_sum(real); padded = kiln::warp_sum(padded);\n"
+                "        if (lane != 0) continue;\n";
     // In memory order the i-th element is at offset i.
     code += cat("        kiln::store(y[i], ", result, ");\n    }\n}\n");
     code.insert(code.find("\n") + 1, "#include \"kiln_lane.cuh\"\n");
-    ctx.add_kernel(ins, {"kiln_pool", code, ctx.where(ins)}, elementwise_launch(y.elements()),
+    ctx.add_kernel(ins, {"kiln_pool", code, ctx.where(ins)}, elementwise_launch(y.elements() * (warp ? 32 : 1)),
                    {ctx.address(ins), ctx.address(*ins.inputs()[0])});
 }
 
