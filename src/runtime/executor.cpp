@@ -47,13 +47,20 @@ bool runs_interpreted(const instruction& ins) {
 }  // namespace
 
 struct program_executor::module_state {
+    // What run() does with a step, read from the instruction once: between two kernels the
+    // executor's own data is cold in cache (the kernels stream megabytes), and each virtual call
+    // into the instruction's op was a chain of misses (about 2.5 us a step, with the copies below).
+    enum class step_kind { param, literal, ret, compute };
     struct step {
         const instruction* ins = nullptr;
+        step_kind kind = step_kind::compute;
         std::vector<std::size_t> inputs;        // positions of its inputs
         std::vector<argument> args;             // reused every run
         std::vector<planned_buffer> into;       // empty: a view, or not planned
         host_kernel kernel;                     // the target's compute, or empty for the reference
         argument out;                           // the kernel's planned output (empty: not planned)
+        std::vector<bool> fixed;                // per input: the same argument every run (set once)
+        bool primed = false;                    // its fixed inputs are in args
     };
     const program_executor* owner;              // null: fused bodies run on the interpreter
     const module& m;
@@ -80,7 +87,11 @@ struct program_executor::module_state {
         in_place_inputs overwrites;
         for (const auto& ins : m) {
             pos[&ins] = steps.size();
-            step s{&ins, {}, {}, {}, {}, {}};
+            step s{&ins, ins.is_param() ? step_kind::param
+                         : ins.is_literal() ? step_kind::literal
+                         : ins.is_return() ? step_kind::ret
+                                           : step_kind::compute,
+                   {}, {}, {}, {}, {}};
             if (kernels && *kernels && !ins.get_operator().traits().builtin) {
                 target_kernel k = (*kernels)(ins);
                 s.kernel = std::move(k.run);
@@ -96,12 +107,27 @@ struct program_executor::module_state {
             if (s.ins->is_literal()) results[&s - steps.data()] = s.ins->get_literal().get_argument();
         if (given) {
             lay_out(*given);
-            return;
+        } else {
+            try {
+                lay_out(plan_memory(m, overwrites));
+            } catch (const error& e) {
+                report = std::string("not planned: ") + e.what();
+            }
         }
-        try {
-            lay_out(plan_memory(m, overwrites));
-        } catch (const error& e) {
-            report = std::string("not planned: ") + e.what();
+        mark_fixed_inputs();
+    }
+
+    // A literal's argument, and a kernel's planned output (but the module's result, which may go
+    // into the caller's buffer), are the same every run: copied into their users' args once.
+    void mark_fixed_inputs() {
+        if (!planned) return;
+        std::vector<bool> same(steps.size());
+        for (std::size_t k = 0; k < steps.size(); ++k)
+            same[k] = steps[k].kind == step_kind::literal ||
+                      (steps[k].kernel && !steps[k].out.empty() && static_cast<int>(k) != result_step);
+        for (auto& s : steps) {
+            s.fixed.resize(s.inputs.size());
+            for (std::size_t i = 0; i < s.inputs.size(); ++i) s.fixed[i] = same[s.inputs[i]];
         }
     }
 
@@ -177,22 +203,22 @@ struct program_executor::module_state {
         }
         for (std::size_t k = 0; k < steps.size(); ++k) {
             step& s = steps[k];
-            if (s.ins->is_param()) continue;
+            if (s.kind == step_kind::param) continue;
             check_cancelled([&] { return describe(m, *s.ins); });
-            if (s.ins->is_literal()) {
+            if (s.kind == step_kind::literal) {
                 if (observe) (*observe)(*s.ins, results[k], 0.0);
                 continue;
             }
-            if (s.ins->is_return()) {
+            if (s.kind == step_kind::ret) {
                 std::vector<argument> outs;
                 for (auto i : s.inputs) outs.push_back(results[i]);
                 return outs;
             }
             std::span<const planned_buffer> into = s.into;
             if (dest && static_cast<int>(k) == result_step) into = {dest, 1};
-            auto start = std::chrono::steady_clock::now();
+            auto start = observe ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
             try {
-                results[k] = compute(s, into);
+                compute(s, into, results[k]);
             } catch (const error& e) {
                 fail(describe(m, *s.ins), ": ", e.what());
             } catch (const cancelled& e) {
@@ -205,10 +231,27 @@ struct program_executor::module_state {
         return {};
     }
 
-    argument compute(step& s, std::span<const planned_buffer> into) {
-        for (std::size_t i = 0; i < s.inputs.size(); ++i) s.args[i] = results[s.inputs[i]];
+    // Into `result`, which holds the step's previous result: assigning over it reuses its shape's
+    // storage, where returning a fresh argument allocated and freed a shape every step.
+    void compute(step& s, std::span<const planned_buffer> into, argument& result) {
+        for (std::size_t i = 0; i < s.inputs.size(); ++i)
+            if (!s.primed || !s.fixed[i]) s.args[i] = results[s.inputs[i]];
+        s.primed = !s.fixed.empty();
+        if (!s.kernel) {
+            result = compute_reference(s, into);
+            return;
+        }
+        // The planned output, as made when the module was laid out.
+        if (into.size() == 1 && !s.out.empty() && s.out.data() == into[0].data) {
+            s.kernel(s.args, s.out);
+            result = s.out;
+            return;
+        }
+        result = run_kernel(s, into);
+    }
+
+    argument compute_reference(step& s, std::span<const planned_buffer> into) {
         const instruction& ins = *s.ins;
-        if (s.kernel) return run_kernel(s, into);
         // An interpreted op allocates much while it runs (its program's literals and values), so
         // it gets no planned buffers until its result is copied.
         // Without an owner (run_with_plan) fused bodies run on the interpreter too.
