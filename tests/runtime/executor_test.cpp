@@ -155,8 +155,21 @@ TEST(executor, dynamic_shapes_run_unplanned_and_say_why) {
 TEST(executor, inputs_are_checked) {
     auto exe = make_target("ref")->compile(parse_text(mlp), {});
     param_map in = random_inputs(parse_text(mlp).main(), 1);
+    auto fails_with = [&](const param_map& given, const std::string& message) {
+        try {
+            exe->run(given);
+            ADD_FAILURE() << "no error, expected " << message;
+        } catch (const error& e) {
+            EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+        }
+    };
+    param_map extra = in;
+    extra["v"] = in.at("w");
+    fails_with(extra, "unknown input 'v'");
     in.erase("w");
-    EXPECT_THROW(exe->run(in), error);
+    fails_with(in, "missing input 'w'");
+    in["v"] = extra.at("w");   // as many inputs as parameters, one misnamed
+    fails_with(in, "missing input 'w'");
 }
 
 }  // namespace
