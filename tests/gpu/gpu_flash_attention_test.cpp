@@ -5,7 +5,8 @@
 // BERT (additive padding mask), GPT-2 (causal), ViT (197 tokens, no mask) at batch 1 and 64 with
 // 12 heads of 64, and the variants: head size 128, bool masks, grouped-query heads, causal
 // offsets that leave rows without keys, softcap, v heads wider or narrower than q's, sequence
-// tails and strided operands.
+// tails and strided operands; the same in float32/float64 against the GEMMs around a softmax
+// kernel (gemm_attention.cpp) that run those types.
 // Benchmark mode (KILN_FLASH_BENCH=1, not a timed test): times the flash kernel and the row kernel
 // it replaces on the model shapes and prints a Markdown table (KILN_FLASH_BENCH=flash: the flash
 // kernel only, a few seconds instead of the row kernel's half minute).
@@ -27,6 +28,7 @@
 #include "core/text_parser.hpp"
 #include "targets/gpu/device.hpp"
 #include "targets/gpu/flash_attention.hpp"
+#include "targets/gpu/gemm_attention.hpp"
 #include "targets/gpu/kernel_compiler.hpp"
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
@@ -57,7 +59,10 @@ std::string lens(std::initializer_list<std::size_t> l) {
 
 // The program: attention over parameters q, k, v (and mask), through transposes where asked.
 program make_program(const problem& p, dtype t, std::size_t batch) {
-    const std::string ty = t == dtype::float16 ? "half_type" : "bf16_type";
+    const std::string ty = t == dtype::float16    ? "half_type"
+                           : t == dtype::bfloat16 ? "bf16_type"
+                           : t == dtype::float32  ? "float_type"
+                                                  : "double_type";
     std::string text, q = "q", k = "k", v = "v";
     if (p.sequence_first) {
         text += cat("q = @param:q -> ", ty, ", ", lens({batch, p.s, p.h, p.d}), "\n",
@@ -106,11 +111,16 @@ const std::vector<problem>& problems() {
     return all;
 }
 
-bool takes_flash(const program& p) {
+const char* lowering_of_attention(const program& p) {
     for (const auto& ins : p.main())
-        if (ins.name() == "attention") return std::string(gpu::find_lowering(ins)->what) == "attention (flash kernel)";
-    return false;
+        if (ins.name() == "attention") return gpu::find_lowering(ins)->what;
+    return "";
 }
+
+bool takes_flash(const program& p) { return std::string(lowering_of_attention(p)) == "attention (flash kernel)"; }
+
+// float32 and float64 run as GEMMs around a softmax kernel, but for grouped-query heads (the row kernel).
+bool takes_gemms(const program& p) { return std::string(lowering_of_attention(p)) == "attention (GEMMs around a softmax kernel)"; }
 
 TEST(gpu_no_device, flash_attention_takes_float16_and_bfloat16_heads_of_16_to_128) {
     for (const auto& p : problems())
@@ -119,17 +129,43 @@ TEST(gpu_no_device, flash_attention_takes_float16_and_bfloat16_heads_of_16_to_12
         return parse_text(cat("q = @param:q -> ", ty, ", {1, 2, 8, ", head, "}\nk = @param:k -> ", ty, ", {1, 2, 8, ", head,
                               "}\nv = @param:v -> ", ty, ", {1, 2, 8, ", head, "}\ny = attention(q, k, v)\nr = @return(y)\n"));
     };
-    EXPECT_FALSE(takes_flash(other("64", "float_type")));   // float32 keeps the row kernel
+    EXPECT_FALSE(takes_flash(other("64", "float_type")));   // float32 runs as GEMMs
     EXPECT_FALSE(takes_flash(other("40", "half_type")));    // not a multiple of 16
     EXPECT_FALSE(takes_flash(other("256", "bf16_type")));   // beyond 128
     EXPECT_TRUE(takes_flash(other("16", "half_type")));
     EXPECT_EQ(gpu::attention_kernels_note(make_program(problems()[0], dtype::float16, 1).main()),
-              "attention: 1 flash kernel, 0 row kernels");
+              "attention: 1 flash kernel, 0 GEMM pairs, 0 row kernels");
     std::string note = gpu::attention_kernels_note(other("40", "half_type").main());
-    EXPECT_EQ(note.rfind("attention: 0 flash kernels, 1 row kernel (", 0), 0u) << note;
-    EXPECT_NE(note.find("head size 40/40 (multiples of 16 up to 128 only)"), std::string::npos) << note;
-    EXPECT_NE(gpu::attention_kernels_note(other("64", "float_type").main()).find("float_type (half_type/bf16_type only)"),
-              std::string::npos);
+    EXPECT_EQ(note.rfind("attention: 0 flash kernels, 0 GEMM pairs, 1 row kernel (", 0), 0u) << note;
+    EXPECT_NE(note.find("head size 40/40 (multiples of 16 up to 128 only), half_type (float_type/double_type only)"),
+              std::string::npos) << note;
+    EXPECT_EQ(gpu::attention_kernels_note(other("40", "float_type").main()), "attention: 0 flash kernels, 1 GEMM pair, 0 row kernels");
+}
+
+TEST(gpu_no_device, gemm_attention_takes_float32_and_float64_but_grouped_heads) {
+    for (const auto& p : problems())
+        for (dtype t : {dtype::float32, dtype::float64})
+            EXPECT_EQ(takes_gemms(make_program(p, t, 1)), p.hkv == p.h) << p.name << " " << dtype_name(t);
+    std::string note = gpu::attention_kernels_note(make_program(problems()[7], dtype::float32, 1).main());
+    EXPECT_NE(note.find("1 row kernel ("), std::string::npos) << note;
+    EXPECT_NE(note.find("8 query heads over 2 key heads"), std::string::npos) << note;
+}
+
+TEST(gpu_no_device, gemm_attention_softmax_kernels_compile_for_sm_90) {
+    gpu::library_handles libs(nullptr);
+    std::size_t compiled = 0;
+    for (const auto& p : problems())
+        for (dtype t : {dtype::float32, dtype::float64}) {
+            program prog = make_program(p, t, p.b);
+            alignas(256) static std::byte fake[256];
+            gpu::lowering_context ctx(prog.main(), libs, [](const instruction&) { return fake; }, false);
+            for (const auto& ins : prog.main())
+                if (ins.name() == "attention")
+                    EXPECT_NO_THROW(gpu::compile_to_cubin(gpu::attention_softmax_kernel(ctx, ins), {"sm_90", true, false, {}}))
+                        << p.name << " " << dtype_name(t);
+            ++compiled;
+        }
+    std::printf("compiled %zu attention softmax kernels\n", compiled);
 }
 
 TEST(gpu_no_device, flash_attention_kernels_compile_for_sm_90) {
@@ -177,13 +213,12 @@ std::pair<double, double> errors(const argument& got, const argument& want) {
     return {std::sqrt(num / std::max(den, 1e-30)), worst / std::max(top, 1e-30)};
 }
 
-class gpu_flash_attention : public ::testing::TestWithParam<std::tuple<problem, dtype>> {};
-
-TEST_P(gpu_flash_attention, matches_ref) {
-    const auto& [p, t] = GetParam();
+// attention of problem p in type t on the gpu against ref on the last batch entry (every entry is
+// minutes at batch 64 in ref; the last one checks the batch strides), in relative L2 error `tol`
+// and largest error 8 * tol.
+void check_against_ref(const problem& p, dtype t, double tol) {
     SCOPED_TRACE(cat("seed ", run_seed(), ", ", dtype_name(t)));
     program prog = make_program(p, t, p.b);
-    ASSERT_TRUE(takes_flash(prog));
     param_map in;
     std::size_t index = 0;
     for (const auto& name : prog.main().parameter_names()) {
@@ -200,18 +235,31 @@ TEST_P(gpu_flash_attention, matches_ref) {
     }
     auto gpu = make_target("gpu")->compile(prog.clone());
     argument got = gpu->run(in)[0].copy();
-    // ref in double on the last batch entry (every entry is minutes at batch 64; the last one
-    // checks the batch strides).
     program one = make_program(p, t, 1);
     auto ref = make_target("ref")->compile(one.clone());
-    const double tol = t == dtype::float16 ? 2e-3 : 1.5e-2;
-    for (std::size_t b : {p.b - 1}) {
-        argument want = ref->run(batch_entry(in, b))[0].copy();
-        argument mine = batch_entry({{"y", got}}, b).at("y");
-        auto [l2, worst] = errors(mine, want);
-        EXPECT_LT(l2, tol) << p.name << " batch entry " << b;
-        EXPECT_LT(worst, 8 * tol) << p.name << " batch entry " << b;
-    }
+    const std::size_t b = p.b - 1;
+    argument want = ref->run(batch_entry(in, b))[0].copy();
+    argument mine = batch_entry({{"y", got}}, b).at("y");
+    auto [l2, worst] = errors(mine, want);
+    EXPECT_LT(l2, tol) << p.name << " batch entry " << b;
+    EXPECT_LT(worst, 8 * tol) << p.name << " batch entry " << b;
+}
+
+class gpu_flash_attention : public ::testing::TestWithParam<std::tuple<problem, dtype>> {};
+
+TEST_P(gpu_flash_attention, matches_ref) {
+    const auto& [p, t] = GetParam();
+    ASSERT_TRUE(takes_flash(make_program(p, t, 1)));
+    check_against_ref(p, t, t == dtype::float16 ? 2e-3 : 1.5e-2);
+}
+
+// float32 and float64: the GEMMs around a softmax kernel (the grouped-query problem: the row kernel).
+class gpu_gemm_attention : public ::testing::TestWithParam<std::tuple<problem, dtype>> {};
+
+TEST_P(gpu_gemm_attention, matches_ref) {
+    const auto& [p, t] = GetParam();
+    ASSERT_EQ(takes_gemms(make_program(p, t, 1)), p.hkv == p.h);
+    check_against_ref(p, t, t == dtype::float32 ? 1e-5 : 1e-12);
 }
 
 // Both attention kernels on the same device buffers: lowered, built and launched as the
@@ -301,6 +349,14 @@ INSTANTIATE_TEST_SUITE_P(shapes, gpu_flash_attention,
                          [](const auto& info) {
                              return cat(std::get<0>(info.param).name, "_",
                                         std::get<1>(info.param) == dtype::float16 ? "fp16" : "bf16");
+                         });
+
+INSTANTIATE_TEST_SUITE_P(shapes, gpu_gemm_attention,
+                         ::testing::Combine(::testing::ValuesIn(problems()),
+                                            ::testing::Values(dtype::float32, dtype::float64)),
+                         [](const auto& info) {
+                             return cat(std::get<0>(info.param).name, "_",
+                                        std::get<1>(info.param) == dtype::float32 ? "fp32" : "fp64");
                          });
 
 }  // namespace

@@ -1,9 +1,10 @@
 // Attention in float16/bfloat16 as one flash-attention kernel (device/kiln_flash.cuh): tensor-core
 // Q·Kᵀ and P·V with fp32 accumulation and an online fp32 softmax, tiled over keys, so the scores
-// never reach memory. It takes head sizes that are multiples of 16 up to 128; other attention
-// (float32, other head sizes, empty tensors) stays on window_kernels.cpp's kernel, and the compile
-// report counts which kernel each attention got.
+// never reach memory. It takes head sizes that are multiples of 16 up to 128. float32 and float64
+// run as GEMMs (gemm_attention.cpp); other attention (other head sizes, empty tensors) stays on
+// window_kernels.cpp's kernel, and the compile report counts which kernel each attention got.
 #include "targets/gpu/flash_attention.hpp"
+#include "targets/gpu/gemm_attention.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -110,7 +111,7 @@ bool flash_attention_takes(const instruction& ins) {
 }
 
 std::string attention_kernels_note(const module& m) {
-    std::size_t flash = 0, rows = 0;
+    std::size_t flash = 0, gemms = 0, rows = 0;
     std::string why;
     for (const auto& ins : m) {
         if (ins.get_operator().get_if<ops::attention>() == nullptr) continue;
@@ -119,10 +120,15 @@ std::string attention_kernels_note(const module& m) {
             ++flash;
             continue;
         }
-        if (rows++ < 3) why += cat(rows > 1 ? "; " : "", describe(m, ins), ": ", reason);
+        if (gemm_attention_takes(ins)) {
+            ++gemms;
+            continue;
+        }
+        if (rows++ < 3) why += cat(rows > 1 ? "; " : "", describe(m, ins), ": ", reason, ", ", gemm_attention_declines(ins));
     }
-    if (flash + rows == 0) return {};
-    return cat("attention: ", flash, " flash kernel", flash == 1 ? "" : "s", ", ", rows, " row kernel", rows == 1 ? "" : "s",
+    if (flash + gemms + rows == 0) return {};
+    auto count = [](std::size_t n, const char* what) { return cat(n, " ", what, n == 1 ? "" : "s"); };
+    return cat("attention: ", count(flash, "flash kernel"), ", ", count(gemms, "GEMM pair"), ", ", count(rows, "row kernel"),
                rows ? cat(" (", why, rows > 3 ? "; ..." : "", ")") : std::string());
 }
 

@@ -1,5 +1,5 @@
-// Which attention instructions the flash-attention kernel takes (flash_attention.cpp); the others
-// go to window_kernels.cpp's kernel.
+// Which attention instructions the flash-attention kernel takes (flash_attention.cpp); float32 and
+// float64 go to gemm_attention.hpp's GEMMs, the others to window_kernels.cpp's row kernel.
 #pragma once
 #include <string>
 
@@ -14,7 +14,7 @@ bool flash_attention_takes(const instruction& ins);
 // when it does.
 std::string flash_attention_declines(const instruction& ins);
 // The compile report's line: how many attention instructions of `m` run on each kernel and why
-// the first few do not take the flash kernel; empty without attention.
+// the first few that take the row kernel do; empty without attention.
 std::string attention_kernels_note(const module& m);
 
 }  // namespace kiln::gpu

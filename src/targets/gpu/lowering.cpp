@@ -59,6 +59,14 @@ std::byte* lowering_context::scratch(std::size_t bytes, const char* what) {
     return scratch_buffers.emplace_back(bytes, what).data();
 }
 
+std::byte* lowering_context::shared_scratch(const std::string& key, std::size_t bytes, const char* what) {
+    auto it = shared_.find(key);
+    if (it == shared_.end()) it = shared_.emplace(key, std::pair{scratch(bytes, what), bytes}).first;
+    if (bytes > it->second.second)
+        fail("gpu: internal error: ", what, " needs ", bytes, " bytes of the ", it->second.second, " shared");
+    return it->second.first;
+}
+
 std::byte* lowering_context::upload(const argument& a, const std::string& where) {
     if (!on_device_) return scratch(0, "a stand-in");
     argument std_copy = a.get_shape().standard() ? a : a.copy();

@@ -69,6 +69,10 @@ public:
     std::byte* upload(const argument& a, const std::string& where);
     // Device memory a step keeps for itself (a materialised operand, a library's workspace).
     std::byte* scratch(std::size_t bytes, const char* what);
+    // Scratch memory shared by every step that asks under `key`, made at the first ask, whose
+    // `bytes` must be the most any of them needs: steps run in order on one stream, so they take
+    // turns (every attention's scores).
+    std::byte* shared_scratch(const std::string& key, std::size_t bytes, const char* what);
     // The error slot of `ins`, for a kernel that checks its data (device/kiln_error.cuh: it takes
     // the slot as its last parameter and calls kiln::raise); `explain` words a recorded failure.
     void* error_slot(const instruction& ins, error_explainer explain);
@@ -91,6 +95,7 @@ public:
     std::vector<device_buffer> scratch_buffers;
 
 private:
+    std::unordered_map<std::string, std::pair<std::byte*, std::size_t>> shared_;
     const module& m_;
     library_handles& libs_;
     std::function<std::byte*(const instruction&)> address_;

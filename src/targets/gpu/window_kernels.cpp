@@ -12,6 +12,7 @@
 #include "targets/gpu/body_kernel.hpp"
 #include "targets/gpu/elementwise.hpp"
 #include "targets/gpu/flash_attention.hpp"
+#include "targets/gpu/gemm_attention.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -155,7 +156,8 @@ const gpu_lowering_registrar pooling_lowering{{
 }};
 const gpu_lowering_registrar attention_lowering{{
     "attention (generated kernel, one block per query row)",
-    [](const instruction& ins) { return ins.get_operator().get_if<ops::attention>() != nullptr && !flash_attention_takes(ins); },
+    [](const instruction& ins) { return ins.get_operator().get_if<ops::attention>() != nullptr && !flash_attention_takes(ins) &&
+                                !gemm_attention_takes(ins); },
     [](lowering_context& ctx, const instruction& ins) { lower_attention(ctx, ins); }}};
 
 }  // namespace
