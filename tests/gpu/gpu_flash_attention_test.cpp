@@ -151,7 +151,7 @@ TEST(gpu_no_device, gemm_attention_takes_float32_and_float64_but_grouped_heads) 
     EXPECT_NE(note.find("8 query heads over 2 key heads"), std::string::npos) << note;
 }
 
-TEST(gpu_no_device, gemm_attention_softmax_kernels_compile_for_sm_90) {
+TEST(gpu_no_device, gemm_attention_softmax_and_float64_row_kernels_compile_for_sm_90) {
     gpu::library_handles libs(nullptr);
     std::size_t compiled = 0;
     for (const auto& p : problems())
@@ -159,13 +159,16 @@ TEST(gpu_no_device, gemm_attention_softmax_kernels_compile_for_sm_90) {
             program prog = make_program(p, t, p.b);
             alignas(256) static std::byte fake[256];
             gpu::lowering_context ctx(prog.main(), libs, [](const instruction&) { return fake; }, false);
-            for (const auto& ins : prog.main())
-                if (ins.name() == "attention")
-                    EXPECT_NO_THROW(gpu::compile_to_cubin(gpu::attention_softmax_kernel(ctx, ins), {"sm_90", true, false, {}}))
-                        << p.name << " " << dtype_name(t);
+            for (const auto& ins : prog.main()) {
+                if (ins.name() != "attention") continue;
+                // Grouped-query heads: the row kernel, in double for float64.
+                if (p.hkv != p.h) gpu::find_lowering(ins)->lower(ctx, ins);
+                const auto src = p.hkv != p.h ? ctx.sources.at(0) : gpu::attention_softmax_kernel(ctx, ins);
+                EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << p.name << " " << dtype_name(t);
+            }
             ++compiled;
         }
-    std::printf("compiled %zu attention softmax kernels\n", compiled);
+    std::printf("compiled %zu attention softmax and row kernels\n", compiled);
 }
 
 TEST(gpu_no_device, flash_attention_kernels_compile_for_sm_90) {
@@ -253,7 +256,8 @@ TEST_P(gpu_flash_attention, matches_ref) {
     check_against_ref(p, t, t == dtype::float16 ? 2e-3 : 1.5e-2);
 }
 
-// float32 and float64: the GEMMs around a softmax kernel (the grouped-query problem: the row kernel).
+// float32 and float64: the GEMMs around a softmax kernel (the grouped-query problem: the row
+// kernel, which computes float64 in double too).
 class gpu_gemm_attention : public ::testing::TestWithParam<std::tuple<problem, dtype>> {};
 
 TEST_P(gpu_gemm_attention, matches_ref) {

@@ -68,6 +68,13 @@ std::string flit(double v) {
     return r + "f";
 }
 
+std::string dlit(double v) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    std::string r = buf;
+    return r.find_first_of(".e") == std::string::npos ? r + ".0" : r;
+}
+
 std::string compute_type(dtype t) {
     if (t == dtype::bool_) return "bool";
     if (is_float(t)) return t == dtype::float64 ? "double" : (device_type(t), "float");

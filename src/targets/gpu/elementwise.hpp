@@ -20,6 +20,8 @@ std::string compute_type(dtype t);
 
 // A float literal NVRTC reads exactly: "2.0f", "0.0883883461f".
 std::string flit(double v);
+// A double literal NVRTC reads exactly: "2.0", "0.088388347648318447".
+std::string dlit(double v);
 
 struct elementwise_spec {
     // Each already broadcast to the output's lens (stride 0 where repeated), or with lens of its

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "core/error.hpp"
 #include "ops/attention.hpp"
@@ -25,14 +24,8 @@ constexpr std::size_t max_buffer = std::size_t{2} << 30;
 
 std::size_t round_up(std::size_t n) { return (n + 255) / 256 * 256; }
 
-// A literal of the kernel's compute type: float (flit) or an exact double.
-std::string literal(double v, bool f64) {
-    if (!f64) return flit(v);
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    std::string r = buf;
-    return r.find_first_of(".e") == std::string::npos ? r + ".0" : r;
-}
+// A literal of the kernel's compute type.
+std::string literal(double v, bool f64) { return f64 ? dlit(v) : flit(v); }
 
 // The bytes of the shared buffer `ins` uses: its scores, then a standard copy of q, k, v and y.
 std::size_t buffer_bytes(const instruction& ins) {

@@ -91,13 +91,16 @@ void lower_attention(lowering_context& ctx, const instruction& ins) {
     const shape& y = ins.get_shape();
     std::size_t B = q.lens()[0], H = q.lens()[1], S = q.lens()[2], D = q.lens()[3];
     std::size_t Hkv = k.lens()[1], Skv = k.lens()[2], Dv = v.lens()[3];
-    if (Skv * 4 + D * 4 > 40000) fail("gpu: attention with ", Skv, " keys does not fit this kernel's shared memory: ", ctx.where(ins));
+    // float64 computes in double, as ref; the rest in float.
+    const bool f64 = q.type() == dtype::float64;
+    const std::size_t acc = f64 ? 8 : 4;
+    if ((Skv + D) * acc > 40000) fail("gpu: attention with ", Skv, " keys does not fit this kernel's shared memory: ", ctx.where(ins));
     double scale = op.scale != 0 ? op.scale : 1.0 / std::sqrt(static_cast<double>(D));
     std::string params = cat(device_type(y.type()), "* __restrict__ y, const ", device_type(q.type()), "* __restrict__ q, const ",
                              device_type(k.type()), "* __restrict__ k, const ", device_type(v.type()), "* __restrict__ v");
     std::vector<void*> ptrs{ctx.address(ins)};
     for (std::size_t i = 0; i < 3; ++i) ptrs.push_back(ctx.address(*ins.inputs()[i]));
-    std::string bias = "0.0f";
+    std::string bias = "(A)0";
     std::string mask_layout;
     if (ins.inputs().size() > 3) {
         const shape& m = ins.inputs()[3]->get_shape();
@@ -107,40 +110,41 @@ void lower_attention(lowering_context& ctx, const instruction& ins) {
         std::size_t off = 4 - m.lens().size();
         for (std::size_t d = 0; d < m.lens().size(); ++d) st[off + d] = m.lens()[d] == 1 ? 0 : m.strides()[d];
         mask_layout = cat("    constexpr auto Lm = ", layout4(shape(m.type(), {B, H, S, Skv}, st)), ";\n");
-        bias = m.type() == dtype::bool_ ? "(mask[Lm.offset(row * KEYS + j)] ? 0.0f : kiln::neg_inf_f())"
-                                        : "(float)kiln::load(mask[Lm.offset(row * KEYS + j)])";
+        bias = m.type() == dtype::bool_ ? "(mask[Lm.offset(row * KEYS + j)] ? (A)0 : NEG)"
+                                        : "(A)kiln::load(mask[Lm.offset(row * KEYS + j)])";
     }
-    std::string causal = op.is_causal ? cat("if ((kiln::i64)j > (kiln::i64)i + ", op.causal_offset, "ll) s = kiln::neg_inf_f();\n") : "";
-    std::string softcap = op.softcap > 0 ? cat("sc = ", flit(op.softcap), " * tanhf(sc / ", flit(op.softcap), ");\n") : "";
+    std::string causal = op.is_causal ? cat("if ((kiln::i64)j > (kiln::i64)i + ", op.causal_offset, "ll) s = NEG;\n") : "";
+    std::string softcap = op.softcap > 0 ? cat("sc = (A)", flit(op.softcap), " * ", f64 ? "tanh" : "tanhf", "(sc / (A)", flit(op.softcap), ");\n") : "";
     std::string code = cat(
         "#include \"kiln_lane.cuh\"\n",
         "extern \"C\" __global__ void __launch_bounds__(256) kiln_attention(", params, ") {\n",
+        "    typedef ", f64 ? "double" : "float", " A;\n    const A NEG = (A)kiln::neg_inf_f();\n",
         "    constexpr kiln::index_t KEYS = ", Skv, "ull, D = ", D, "ull, DV = ", Dv, "ull, S = ", S, "ull, H = ", H,
         "ull, GROUP = ", H / Hkv, "ull;\n",
         "    constexpr auto Lq = ", layout4(q), ";\n    constexpr auto Lk = ", layout4(k), ";\n",
         "    constexpr auto Lv = ", layout4(v), ";\n    constexpr auto Ly = ", layout4(y), ";\n", mask_layout,
-        "    __shared__ float p[KEYS > 0 ? KEYS : 1]; __shared__ float qrow[D > 0 ? D : 1]; __shared__ float smem[32];\n",
+        "    __shared__ A p[KEYS > 0 ? KEYS : 1]; __shared__ A qrow[D > 0 ? D : 1]; __shared__ A smem[32];\n",
         "    for (kiln::index_t row = blockIdx.x; row < ", B * H * S, "ull; row += gridDim.x) {\n",
         "        const kiln::index_t i = row % S, h = (row / S) % H, b = row / (S * H), kvh = h / GROUP;\n",
         "        __syncthreads();\n",
         "        for (kiln::index_t c = threadIdx.x; c < D; c += blockDim.x) qrow[c] = kiln::load(q[Lq.offset(row * D + c)]);\n",
         "        __syncthreads();\n",
-        "        float top = kiln::neg_inf_f();\n",
+        "        A top = NEG;\n",
         "        for (kiln::index_t j = threadIdx.x; j < KEYS; j += blockDim.x) {\n",
         "            const kiln::index_t krow = ((b * ", Hkv, "ull + kvh) * KEYS + j) * D;\n",
-        "            float dot = 0; for (kiln::index_t c = 0; c < D; ++c) dot += qrow[c] * (float)kiln::load(k[Lk.offset(krow + c)]);\n",
-        "            float sc = ", flit(scale), " * dot;\n            ", softcap,
-        "            float s = sc + ", bias, ";\n            ", causal,
+        "            A dot = 0; for (kiln::index_t c = 0; c < D; ++c) dot += qrow[c] * (A)kiln::load(k[Lk.offset(krow + c)]);\n",
+        "            A sc = (A)", f64 ? dlit(scale) : flit(scale), " * dot;\n            ", softcap,
+        "            A s = sc + ", bias, ";\n            ", causal,
         "            p[j] = s; top = kiln::max_nan(top, s);\n        }\n",
-        "        top = kiln::block_reduce(top, [](float a, float b) { return kiln::max_nan(a, b); }, kiln::neg_inf_f(), smem);\n",
-        "        float sum = 0;\n",
-        "        for (kiln::index_t j = threadIdx.x; j < KEYS; j += blockDim.x) { const float e = top == kiln::neg_inf_f() ? 0.0f : expf(p[j] - top); p[j] = e; sum += e; }\n",
-        "        sum = kiln::block_reduce(sum, [](float a, float b) { return a + b; }, 0.0f, smem);\n",
+        "        top = kiln::block_reduce(top, [](A a, A b) { return kiln::max_nan(a, b); }, NEG, smem);\n",
+        "        A sum = 0;\n",
+        "        for (kiln::index_t j = threadIdx.x; j < KEYS; j += blockDim.x) { const A e = top == NEG ? (A)0 : ", f64 ? "exp" : "expf", "(p[j] - top); p[j] = e; sum += e; }\n",
+        "        sum = kiln::block_reduce(sum, [](A a, A b) { return a + b; }, (A)0, smem);\n",
         "        __syncthreads();\n",
         "        for (kiln::index_t c = threadIdx.x; c < DV; c += blockDim.x) {\n",
-        "            float acc = 0;\n",
-        "            for (kiln::index_t j = 0; j < KEYS; ++j) acc += p[j] * (float)kiln::load(v[Lv.offset(((b * ", Hkv, "ull + kvh) * KEYS + j) * DV + c)]);\n",
-        "            kiln::store(y[Ly.offset(row * DV + c)], sum > 0 ? acc / sum : 0.0f);\n        }\n    }\n}\n");
+        "            A acc = 0;\n",
+        "            for (kiln::index_t j = 0; j < KEYS; ++j) acc += p[j] * (A)kiln::load(v[Lv.offset(((b * ", Hkv, "ull + kvh) * KEYS + j) * DV + c)]);\n",
+        "            kiln::store(y[Ly.offset(row * DV + c)], sum > 0 ? acc / sum : (A)0);\n        }\n    }\n}\n");
     ctx.add_kernel(ins, {"kiln_attention", code, ctx.where(ins)},
                    {static_cast<unsigned>(std::min<std::size_t>(B * H * S, 1u << 20)), 128}, std::move(ptrs));
 }
