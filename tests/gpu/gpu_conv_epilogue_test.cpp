@@ -19,17 +19,12 @@
 #include "targets/gpu/layout_nhwc.hpp"
 #include "targets/gpu/lowering.hpp"
 #include "tools/compare.hpp"
+#include "gpu_test_util.hpp"
 
 namespace kiln {
 namespace {
 
-using lens_t = std::vector<std::size_t>;
-using ints = std::vector<std::int64_t>;
-
-std::uint64_t seed() {
-    static const std::uint64_t s = std::random_device{}();
-    return s;
-}
+using namespace gpu_test;
 
 // Convolutions of `x` ({2, 16, 10, 10} for 2 spatial dims, 10 or 6x6x6 for 1 and 3), each with
 // one epilogue; the returned values are the epilogues' results in main's order. Weights and
@@ -104,12 +99,6 @@ std::vector<std::string> matches(const program& p) {
                                        : mt.why_not);
     }
     return r;
-}
-
-std::string printed(const program& p) {
-    std::ostringstream os;
-    print(os, p, 0);
-    return os.str();
 }
 
 TEST(gpu_no_device, conv_epilogues_matched_for_cudnn) {

@@ -151,41 +151,29 @@ TEST(gpu_no_device, gemm_attention_takes_float32_and_float64_but_grouped_heads) 
     EXPECT_NE(note.find("8 query heads over 2 key heads"), std::string::npos) << note;
 }
 
-TEST(gpu_no_device, gemm_attention_softmax_and_float64_row_kernels_compile_for_sm_90) {
+// The kernels of every problem without a device: the flash kernel in float16/bfloat16; in
+// float32/float64 the GEMMs' softmax kernel (the GEMMs need a device to plan), or for grouped-query
+// heads the row kernel, in double for float64.
+TEST(gpu_no_device, attention_kernels_compile_for_sm_90) {
     gpu::library_handles libs(nullptr);
     std::size_t compiled = 0;
     for (const auto& p : problems())
-        for (dtype t : {dtype::float32, dtype::float64}) {
+        for (dtype t : {dtype::float16, dtype::bfloat16, dtype::float32, dtype::float64}) {
             program prog = make_program(p, t, p.b);
             alignas(256) static std::byte fake[256];
             gpu::lowering_context ctx(prog.main(), libs, [](const instruction&) { return fake; }, false);
             for (const auto& ins : prog.main()) {
                 if (ins.name() != "attention") continue;
-                // Grouped-query heads: the row kernel, in double for float64.
-                if (p.hkv != p.h) gpu::find_lowering(ins)->lower(ctx, ins);
-                const auto src = p.hkv != p.h ? ctx.sources.at(0) : gpu::attention_softmax_kernel(ctx, ins);
-                EXPECT_NO_THROW(gpu::compile_to_cubin(src, {"sm_90", true, false, {}})) << p.name << " " << dtype_name(t);
+                if (gpu::gemm_attention_takes(ins))
+                    ctx.sources.push_back(gpu::attention_softmax_kernel(ctx, ins));
+                else
+                    gpu::find_lowering(ins)->lower(ctx, ins);
             }
+            ASSERT_EQ(ctx.sources.size(), 1u) << p.name << " " << dtype_name(t);
+            EXPECT_NO_THROW(gpu::compile_to_cubin(ctx.sources[0], {"sm_90", true, false, {}})) << p.name << " " << dtype_name(t);
             ++compiled;
         }
-    std::printf("compiled %zu attention softmax and row kernels\n", compiled);
-}
-
-TEST(gpu_no_device, flash_attention_kernels_compile_for_sm_90) {
-    gpu::library_handles libs(nullptr);
-    std::size_t compiled = 0;
-    for (const auto& p : problems())
-        for (dtype t : {dtype::float16, dtype::bfloat16}) {
-            program prog = make_program(p, t, p.b);
-            alignas(256) static std::byte fake[256];
-            gpu::lowering_context ctx(prog.main(), libs, [](const instruction&) { return fake; }, false);
-            for (const auto& ins : prog.main())
-                if (ins.name() == "attention") gpu::find_lowering(ins)->lower(ctx, ins);
-            ASSERT_EQ(ctx.sources.size(), 1u) << p.name;
-            EXPECT_NO_THROW(gpu::compile_to_cubin(ctx.sources[0], {"sm_90", true, false, {}})) << p.name;
-            ++compiled;
-        }
-    std::printf("compiled %zu flash-attention kernels\n", compiled);
+    std::printf("compiled %zu attention kernels\n", compiled);
 }
 
 // Batch entry `i` of every input of a batch-first program.

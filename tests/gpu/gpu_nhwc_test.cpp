@@ -21,17 +21,12 @@
 #include "targets/gpu/libraries.hpp"
 #include "targets/gpu/lowering.hpp"
 #include "tools/compare.hpp"
+#include "gpu_test_util.hpp"
 
 namespace kiln {
 namespace {
 
-using lens_t = std::vector<std::size_t>;
-using ints = std::vector<std::int64_t>;
-
-std::uint64_t seed() {
-    static const std::uint64_t s = std::random_device{}();
-    return s;
-}
+using namespace gpu_test;
 
 // The block in float32 (compiled in fp16/bf16 through the precision option, as models are); its
 // weights are fresh random literals. Returns the classifier's output and the residual sum (a
@@ -39,16 +34,14 @@ std::uint64_t seed() {
 program block_program() {
     program p;
     module& m = p.main();
-    std::size_t k = 0;
-    auto lit = [&](lens_t lens) { return m.add_literal(literal(random_argument(shape(dtype::float32, lens), seed(), k++))); };
-    auto op = [&](const char* name, std::vector<instruction_ref> in, value attrs = value()) {
-        return m.add_instruction(make_op(name, attrs), std::move(in));
-    };
+    builder b{m};
+    auto lit = [&](const lens_t& lens) { return b.lit(lens); };
+    auto op = [&](const char* name, std::vector<instruction_ref> in, value attrs = value()) { return b.op(name, std::move(in), attrs); };
     // Filters uniform in +-sqrt(3 / fan-in), so that values stay near 1 and the tolerances measure
     // rounding: a residual sum of values near 20 cancelling to near 0 differs by bfloat16's step at
     // 20 between ref (rounding the convolution first) and cuDNN's fused call (rounding once).
     auto filter = [&](lens_t lens) {
-        argument w = random_argument(shape(dtype::float32, lens), seed(), k++);
+        argument w = random_argument(shape(dtype::float32, lens), seed(), b.k++);
         float scale = std::sqrt(3.0f * static_cast<float>(lens[0]) / static_cast<float>(w.get_shape().elements()));
         auto* v = reinterpret_cast<float*>(w.data());
         for (std::size_t i = 0; i < w.get_shape().elements(); ++i) v[i] *= scale;
@@ -73,12 +66,6 @@ program block_program() {
     auto y = op("dot", {f, lit({24, 10})});
     m.add_return({y, r});
     return p;
-}
-
-std::string printed(const program& p) {
-    std::ostringstream os;
-    print(os, p, 0);
-    return os.str();
 }
 
 program lowered(compute_precision prec) {

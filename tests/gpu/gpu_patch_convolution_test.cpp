@@ -18,17 +18,12 @@
 #include "targets/gpu/lowering.hpp"
 #include "targets/gpu/patch_convolution.hpp"
 #include "tools/compare.hpp"
+#include "gpu_test_util.hpp"
 
 namespace kiln {
 namespace {
 
-using lens_t = std::vector<std::size_t>;
-using ints = std::vector<std::int64_t>;
-
-std::uint64_t seed() {
-    static const std::uint64_t s = std::random_device{}();
-    return s;
-}
+using namespace gpu_test;
 
 value conv_attrs(ints stride, ints padding, ints dilation, std::int64_t group = 1) {
     return value{{"padding", to_value(padding)}, {"stride", to_value(stride)}, {"dilation", to_value(dilation)}, {"group", value(group)}};
@@ -40,11 +35,9 @@ value conv_attrs(ints stride, ints padding, ints dilation, std::int64_t group = 
 program stem_program() {
     program p;
     module& m = p.main();
-    std::size_t k = 0;
-    auto lit = [&](lens_t lens) { return m.add_literal(literal(random_argument(shape(dtype::float32, lens), seed(), k++))); };
-    auto op = [&](const char* name, std::vector<instruction_ref> in, value attrs = value()) {
-        return m.add_instruction(make_op(name, attrs), std::move(in));
-    };
+    builder b{m};
+    auto lit = [&](const lens_t& lens) { return b.lit(lens); };
+    auto op = [&](const char* name, std::vector<instruction_ref> in, value attrs = value()) { return b.op(name, std::move(in), attrs); };
     auto x = m.add_parameter("x", shape(dtype::float32, lens_t{2, 3, 36, 40}));
     auto c = op("convolution", {x, lit({8, 3, 8, 8})}, conv_attrs({8, 8}, {0, 0, 0, 0}, {1, 1}));
     auto f = op("reshape", {c}, value{{"dims", to_value(ints{2, 8, 20})}});
@@ -54,19 +47,6 @@ program stem_program() {
     auto y = op("add", {tokens, lit({1, 21, 8})});
     m.add_return({y, op("relu", {c})});
     return p;
-}
-
-std::string printed(const program& p) {
-    std::ostringstream os;
-    print(os, p, 0);
-    return os.str();
-}
-
-std::vector<argument> run_ref(program p, const param_map& in) {
-    auto exe = make_target("ref")->compile(std::move(p), compile_options{});
-    std::vector<argument> r;
-    for (auto& a : exe->run(in)) r.push_back(a.copy());
-    return r;
 }
 
 TEST(gpu_no_device, patch_convolutions_are_the_ones_with_kernel_equal_to_stride) {

@@ -16,17 +16,12 @@
 #include "targets/gpu/lowering.hpp"
 #include "targets/gpu/row_products.hpp"
 #include "tools/compare.hpp"
+#include "gpu_test_util.hpp"
 
 namespace kiln {
 namespace {
 
-using lens_t = std::vector<std::size_t>;
-using ints = std::vector<std::int64_t>;
-
-std::uint64_t seed() {
-    static const std::uint64_t s = std::random_device{}();
-    return s;
-}
+using namespace gpu_test;
 
 constexpr std::size_t S = 6, B = 2, H = 2, D = 16, E = H * D;   // heads of 16: the flash kernel in fp16/bf16
 
@@ -36,11 +31,9 @@ constexpr std::size_t S = 6, B = 2, H = 2, D = 16, E = H * D;   // heads of 16: 
 program projection(bool merge) {
     program p;
     module& m = p.main();
-    std::size_t k = 0;
-    auto lit = [&](lens_t lens) { return m.add_literal(literal(random_argument(shape(dtype::float32, lens), seed(), k++))); };
-    auto op = [&](const char* name, std::vector<instruction_ref> in, value attrs = value()) {
-        return m.add_instruction(make_op(name, attrs), std::move(in));
-    };
+    builder b{m};
+    auto lit = [&](const lens_t& lens) { return b.lit(lens); };
+    auto op = [&](const char* name, std::vector<instruction_ref> in, value attrs = value()) { return b.op(name, std::move(in), attrs); };
     auto sz = [](std::size_t v) { return static_cast<std::int64_t>(v); };
     auto x = m.add_parameter("x", shape(dtype::float32, lens_t{B, S, E}));
     auto t = op("transpose", {op("relu", {x})}, value{{"permutation", to_value(ints{1, 0, 2})}});
@@ -58,19 +51,6 @@ program projection(bool merge) {
     }
     m.add_return({op("relu", {op("attention", qkv)})});
     return p;
-}
-
-std::string printed(const program& p) {
-    std::ostringstream os;
-    print(os, p, 0);
-    return os.str();
-}
-
-std::vector<argument> run_ref(program p, const param_map& in) {
-    auto exe = make_target("ref")->compile(std::move(p), compile_options{});
-    std::vector<argument> r;
-    for (auto& a : exe->run(in)) r.push_back(a.copy());
-    return r;
 }
 
 // Whether the dot's left operand after the gpu passes is standard (one GEMM of B * S rows), not
