@@ -6,7 +6,6 @@
 // primitive. A region oneDNN cannot express gets no kernel (the reference runs it) and the
 // compile report says so.
 #include <dnnl.hpp>
-#include <omp.h>
 
 #include <optional>
 
@@ -50,32 +49,6 @@ struct operand {
     void* bound = nullptr;        // user's data handle
     std::optional<tensor_copy> to_inner;
 };
-
-// The reorders around a primitive (activations into and out of its layout, the residual copied
-// into dst) are created with the primitive's threads, and a oneDNN reorder runs with the threads it
-// was created with. Below this many bytes one thread does it: a reorder is a memory-bound copy
-// that a second thread speeds up little, and splitting it opens a parallel region (fork, join) for
-// it; worse, oneDNN's jit:uni reorder of mobilenet_v2's and resnet18's 1x3x224x224 input from
-// NCHW into channels-last (3 channels, 12 bytes a pixel) splits it so that both threads write
-// every cache line: on this EPYC, 2 threads 72-98 us against 22-24 on one (docs/performance.md).
-constexpr std::size_t copy_parallel_bytes = std::size_t{4} << 20;
-
-void emplace_copy(std::optional<tensor_copy>& c, const memory& from, const memory& to) {
-    int all = omp_get_max_threads();
-    bool one = all > 1 && std::max(from.get_desc().get_size(), to.get_desc().get_size()) < copy_parallel_bytes;
-    if (!one) {
-        c.emplace(from, to);
-        return;
-    }
-    omp_set_num_threads(1);
-    try {
-        c.emplace(from, to);
-    } catch (...) {
-        omp_set_num_threads(all);
-        throw;
-    }
-    omp_set_num_threads(all);
-}
 
 // Sets `m`'s data handle where the buffer moved since the last run. The planned buffers are the
 // same every run, and between two primitives oneDNN's memory objects are cold in cache: setting
@@ -155,7 +128,7 @@ public:
             o.inner = o.user = packed_constant(ctx_, ins_, dnnl_arg, o.user, want);
         } else {
             o.inner = memory(want, eng);
-            emplace_copy(o.to_inner, o.user, o.inner);
+            o.to_inner.emplace(o.user, o.inner);
         }
         exec_args_[dnnl_arg] = o.inner;
         inputs_.push_back(std::move(o));
@@ -167,12 +140,12 @@ public:
         auto& eng = ctx_.dnnl->engine;
         out_user_ = memory(to, eng, nullptr);
         out_inner_ = to == want ? out_user_ : memory(want, eng);
-        if (to != want) emplace_copy(from_inner_, out_inner_, out_user_);
+        if (to != want) from_inner_.emplace(out_inner_, out_user_);
         exec_args_[DNNL_ARG_DST] = out_inner_;
         if (accumulate >= 0) {
             sum_arg_ = accumulate;
             sum_user_ = memory(accumulate_desc, eng, nullptr);
-            emplace_copy(sum_copy_, sum_user_, out_inner_);
+            sum_copy_.emplace(sum_user_, out_inner_);
         }
     }
     void set_primitive(dnnl::primitive p, const dnnl::primitive_desc_base& pd) {
@@ -237,7 +210,7 @@ public:
         if (sum_arg_ == arg) {
             sum_user_ = memory(d, ctx_.dnnl->engine, nullptr);
             sum_bound_ = nullptr;
-            emplace_copy(sum_copy_, sum_user_, out_inner_);   // now a plain copy
+            sum_copy_.emplace(sum_user_, out_inner_);   // now a plain copy
         }
         onto_.reset();
     }
