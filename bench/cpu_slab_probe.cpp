@@ -8,6 +8,7 @@
 //   slab-timed  slab, printing each thread's time per layer of the last run
 // `cpu_slab_probe cold [MB]` sweeps MB (default 64) of memory before every run (weights and
 // activations out of cache, as between a model's layers); without it every run finds them warm.
+// `cpu_slab_probe dirty` has both threads write over the block's buffers before each run (below).
 //   g++ -O2 -fopenmp -std=c++17 bench/cpu_slab_probe.cpp -I.venv/include -L.venv/lib -ldnnl \
 //       -Wl,-rpath,$PWD/.venv/lib -o build/cpu_slab_probe && GOMP_SPINCOUNT=1000 build/cpu_slab_probe [cold [MB]]
 #include <dnnl.hpp>
@@ -17,6 +18,8 @@
 #include <vector>
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
+#include <string>
 using namespace dnnl;
 using tag = memory::format_tag;
 using dt = memory::data_type;
@@ -123,6 +126,34 @@ int main(int argc, char** argv) {
   base(); slab();
   double md = 0; for (size_t i = 0; i < out.size(); ++i) md = std::max(md, (double)std::abs(out[i] - out2[i]));
   printf("max diff %g\n", md);
+  if (argc > 1 && std::string(argv[1]) == "dirty") {
+    // Before each run both threads write over the block's buffers, as the layers before it do to
+    // the arena: "other" has each thread dirty the half of t1 and t2 that the other thread writes
+    // first when oneDNN splits by rows, "own" the half it writes itself; the slab variant's band
+    // buffers are each thread's own (what a slab executor would keep).
+    auto dirty = [&](bool swap) {
+#pragma omp parallel num_threads(2)
+      {
+        int t = omp_get_thread_num(), h = swap ? 1 - t : t;
+        for (auto* v : {&t1, &t2}) std::fill(v->begin() + v->size() / 2 * h, v->begin() + v->size() / 2 * (h + 1), 1.f);
+        for (auto* v : t == 0 ? std::initializer_list<std::vector<float>*>{&t1a, &t2a} : std::initializer_list<std::vector<float>*>{&t1b, &t2b})
+          std::fill(v->begin(), v->end(), 1.f);
+      }
+    };
+    for (int round = 0; round < 4; ++round)
+      for (int v = 0; v < 3; ++v) {
+        std::vector<double> ts;
+        for (int i = 0; i < 300; ++i) {
+          dirty(v == 0);
+          auto t0 = std::chrono::steady_clock::now();
+          if (v == 1) slab(); else base();
+          ts.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::sort(ts.begin(), ts.end());
+        printf("%s: median %.1f us min %.1f\n", v == 0 ? "onednn, other's lines" : v == 1 ? "slab, own lines" : "onednn, own lines", ts[ts.size() / 2], ts[0]);
+      }
+    return 0;
+  }
   bool cold = argc > 1;
   for (int round = 0; round < 4; ++round)
   for (int v = 0; v < 4; ++v) {
