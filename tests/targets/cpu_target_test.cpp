@@ -657,11 +657,10 @@ w = @param:w -> float_type, {8, 8, 3, 3}
     for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
 }
 
-// Runs on two threads pin the calling thread for the run only (where the machine has two CPUs and
-// no other run is in flight) and the pool's threads: each calling thread's CPU mask is the same
-// after every run as before, and runs from several threads at once, each with its own 2-thread
-// pool, all match ref.
-TEST(cpu_target, two_thread_runs_restore_the_callers_cpu_mask) {
+// Runs on two threads pin the pool's threads (where the machine has two CPUs and no other run is in
+// flight), never the calling thread: its CPU mask is the same after every run as before, and runs
+// from several threads at once, each with its own 2-thread pool, all match ref.
+TEST(cpu_target, two_thread_runs_leave_the_callers_cpu_mask) {
     const std::string text = R"(module: "main"
 x = @param:x -> float_type, {1, 16, 24, 24}
 w = @param:w -> float_type, {16, 16, 3, 3}

@@ -129,14 +129,15 @@ private:
     std::size_t total_ = 0;
 };
 
-// A run on more than one thread pins the calling thread and its OpenMP pool's threads to one CPU
-// each (the first CPUs the calling thread may run on), the calling thread only for the run (its
-// mask is restored after). Measured on the 2-core VM (docs/performance.md): mobilenet_v2 at 2
-// threads with libgomp's own binding (OMP_PROC_BIND=close OMP_PLACES=cores) against none, ten
-// alternating pairs at load 0.5-0.9, medians lower in 9 (1-17%; ~6% typical); the peers pin their
-// threads too (OpenVINO by default). Not when another run of any cpu executable is in flight (two
-// runs pinned to the same CPUs would share them while others idle), not when the user set an
-// OpenMP placement (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY), and not with KILN_CPU_PIN=0.
+// The OpenMP pool's threads of a run on more than one thread are pinned to one CPU each, the 2nd,
+// 3rd, ... CPU the calling thread may use, once per pool (libgomp keeps a calling thread's pool and
+// gives team slot k to the same thread while the team size stays); the calling thread itself is
+// never pinned, the scheduler keeps it off its workers' CPUs. Measured on the 2-core VM
+// (docs/performance.md), mobilenet_v2 at 2 threads, six rounds at load 1.1-1.5: medians 3.68-4.45
+// (median 3.74 ms) against 3.68-4.55 (4.06) unpinned; pinning the calling thread too, for the run
+// (its mask restored after), gained less (3.90). Not when another run of any cpu executable is in
+// flight (two pools pinned to the same CPUs would share them while others idle), not when the user
+// set an OpenMP placement (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY), not with KILN_CPU_PIN=0.
 std::atomic<int> runs_in_flight{0};
 
 bool pinning_allowed() {
@@ -149,46 +150,33 @@ bool pinning_allowed() {
     return allowed;
 }
 
-bool pin_to(int cpu) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
-}
-
-class pinned_run {
+class pinned_pool {
 public:
-    explicit pinned_run(std::size_t threads) {
+    explicit pinned_pool(std::size_t threads) {
         bool alone = runs_in_flight.fetch_add(1) == 0;
-        if (threads < 2 || !alone || !pinning_allowed()) return;
-        if (pthread_getaffinity_np(pthread_self(), sizeof saved_, &saved_) != 0) return;
+        thread_local std::size_t pinned = 0;   // the team size this thread's pool was pinned for
+        if (threads < 2 || pinned == threads || !alone || !pinning_allowed()) return;
+        cpu_set_t mask;
+        if (pthread_getaffinity_np(pthread_self(), sizeof mask, &mask) != 0) return;
         std::vector<int> cpus;
         for (int c = 0; c < CPU_SETSIZE && cpus.size() < threads; ++c)
-            if (CPU_ISSET(c, &saved_)) cpus.push_back(c);
-        if (cpus.size() < threads || !pin_to(cpus[0])) return;
-        restore_ = true;
-        // The pool's threads stay pinned between runs: libgomp keeps a calling thread's pool and
-        // gives team slot k to the same thread each time the team size is the same.
-        thread_local std::vector<int> pool_pinned;
-        if (pool_pinned != cpus) {
+            if (CPU_ISSET(c, &mask)) cpus.push_back(c);
+        if (cpus.size() < threads) return;
 #pragma omp parallel num_threads(static_cast<int>(threads))
-            {
-                int t = omp_get_thread_num();
-                if (t > 0) pin_to(cpus[static_cast<std::size_t>(t)]);
+        {
+            auto t = static_cast<std::size_t>(omp_get_thread_num());
+            if (t > 0) {
+                cpu_set_t one;
+                CPU_ZERO(&one);
+                CPU_SET(cpus[t], &one);
+                pthread_setaffinity_np(pthread_self(), sizeof one, &one);
             }
-            pool_pinned = cpus;
         }
+        pinned = threads;
     }
-    ~pinned_run() {
-        if (restore_) pthread_setaffinity_np(pthread_self(), sizeof saved_, &saved_);
-        runs_in_flight.fetch_sub(1);
-    }
-    pinned_run(const pinned_run&) = delete;
-    pinned_run& operator=(const pinned_run&) = delete;
-
-private:
-    cpu_set_t saved_{};
-    bool restore_ = false;
+    ~pinned_pool() { runs_in_flight.fetch_sub(1); }
+    pinned_pool(const pinned_pool&) = delete;
+    pinned_pool& operator=(const pinned_pool&) = delete;
 };
 
 class cpu_executable final : public executable {
@@ -260,14 +248,14 @@ public:
     const executable_stats& stats() const override { return stats_; }
     std::vector<argument> run(const param_map& inputs) override {
         omp_set_num_threads(static_cast<int>(ctx_.threads));   // per calling thread
-        pinned_run pin(ctx_.threads);
+        pinned_pool pin(ctx_.threads);
         return exec_->run(inputs);
     }
     // The observer sees every value in kiln's layout (blocked intermediates reordered after their
     // time is taken), so what it compares or dumps is the logical tensor.
     std::vector<argument> run_observed(const param_map& inputs, const instruction_observer& observe) override {
         omp_set_num_threads(static_cast<int>(ctx_.threads));
-        pinned_run pin(ctx_.threads);
+        pinned_pool pin(ctx_.threads);
         instruction_observer logical = [&](const instruction& ins, const argument& value, double ms) {
             observe(ins, logical_value(ctx_, ins, value), ms);
         };
