@@ -2,6 +2,8 @@
 // code (broadcast operands, literals, column-major inputs), oneDNN convolution epilogues with a
 // residual, and blocked layouts passed between consecutive convolutions. Random inputs, seed 0.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -653,6 +655,44 @@ w = @param:w -> float_type, {8, 8, 3, 3}
         });
     for (auto& th : threads) th.join();
     for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
+}
+
+// Runs on two threads pin the pool's threads (where the machine has two CPUs and no other run is in
+// flight), never the calling thread: its CPU mask is the same after every run as before, and runs
+// from several threads at once, each with its own 2-thread pool, all match ref.
+TEST(cpu_target, two_thread_runs_leave_the_callers_cpu_mask) {
+    const std::string text = R"(module: "main"
+x = @param:x -> float_type, {1, 16, 24, 24}
+w = @param:w -> float_type, {16, 16, 3, 3}
+@0 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](x,w)
+@1 = relu(@0)
+@2 = convolution[padding={1, 1, 1, 1},stride={1, 1},dilation={1, 1},group=1](@1,w)
+@3 = @return(@2)
+)";
+    program p = parse_text(text);
+    param_map in;
+    in["x"] = random_argument(p.main().parameters()[0]->get_shape(), 0, 0);
+    in["w"] = random_argument(p.main().parameters()[1]->get_shape(), 0, 1);
+    auto want = to_doubles(make_target("ref")->compile(parse_text(text), {.optimize = false})->run(in)[0]);
+    auto check = [&](int runs) {
+        cpu_set_t before, after;
+        EXPECT_EQ(pthread_getaffinity_np(pthread_self(), sizeof before, &before), 0);
+        auto exe = make_target("cpu")->compile(parse_text(text), {.threads = 2});
+        bool all = true;
+        for (int r = 0; r < runs; ++r) {
+            auto got = to_doubles(exe->run(in)[0]);
+            for (std::size_t i = 0; i < got.size(); ++i) all = all && std::abs(got[i] - want[i]) < 1e-3;
+            EXPECT_EQ(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+            all = all && CPU_EQUAL(&before, &after);
+        }
+        return all;
+    };
+    EXPECT_TRUE(check(5));   // alone: pinned for each run
+    std::vector<std::thread> threads;
+    std::vector<int> ok(3, 0);
+    for (int t = 0; t < 3; ++t) threads.emplace_back([&, t] { ok[t] = check(10); });
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < 3; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
 }
 
 // A saved program keeps the weights in the layouts the primitives chose: loading it reads them
