@@ -5,12 +5,8 @@
 // lists. The executable is program_executor over those kernels, inside the memory plan, with one
 // OpenMP pool (oneDNN's) of opts.threads threads.
 #include <omp.h>
-#include <pthread.h>
-#include <sched.h>
 
-#include <atomic>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
@@ -129,56 +125,6 @@ private:
     std::size_t total_ = 0;
 };
 
-// The OpenMP pool's threads of a run on more than one thread are pinned to one CPU each, the 2nd,
-// 3rd, ... CPU the calling thread may use, once per pool (libgomp keeps a calling thread's pool and
-// gives team slot k to the same thread while the team size stays); the calling thread itself is
-// never pinned, the scheduler keeps it off its workers' CPUs. Measured on the 2-core VM
-// (docs/performance.md), mobilenet_v2 at 2 threads, six rounds at load 1.1-1.5: medians 3.68-4.45
-// (median 3.74 ms) against 3.68-4.55 (4.06) unpinned; pinning the calling thread too, for the run
-// (its mask restored after), gained less (3.90). Not when another run of any cpu executable is in
-// flight (two pools pinned to the same CPUs would share them while others idle), not when the user
-// set an OpenMP placement (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY), not with KILN_CPU_PIN=0.
-std::atomic<int> runs_in_flight{0};
-
-bool pinning_allowed() {
-    static const bool allowed = [] {
-        for (const char* v : {"OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"})
-            if (std::getenv(v)) return false;
-        const char* k = std::getenv("KILN_CPU_PIN");
-        return !(k && std::strcmp(k, "0") == 0);
-    }();
-    return allowed;
-}
-
-class pinned_pool {
-public:
-    explicit pinned_pool(std::size_t threads) {
-        bool alone = runs_in_flight.fetch_add(1) == 0;
-        thread_local std::size_t pinned = 0;   // the team size this thread's pool was pinned for
-        if (threads < 2 || pinned == threads || !alone || !pinning_allowed()) return;
-        cpu_set_t mask;
-        if (pthread_getaffinity_np(pthread_self(), sizeof mask, &mask) != 0) return;
-        std::vector<int> cpus;
-        for (int c = 0; c < CPU_SETSIZE && cpus.size() < threads; ++c)
-            if (CPU_ISSET(c, &mask)) cpus.push_back(c);
-        if (cpus.size() < threads) return;
-#pragma omp parallel num_threads(static_cast<int>(threads))
-        {
-            auto t = static_cast<std::size_t>(omp_get_thread_num());
-            if (t > 0) {
-                cpu_set_t one;
-                CPU_ZERO(&one);
-                CPU_SET(cpus[t], &one);
-                pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-            }
-        }
-        pinned = threads;
-    }
-    ~pinned_pool() { runs_in_flight.fetch_sub(1); }
-    pinned_pool(const pinned_pool&) = delete;
-    pinned_pool& operator=(const pinned_pool&) = delete;
-};
-
 class cpu_executable final : public executable {
 public:
     cpu_executable(program p, const compile_options& opts, std::vector<target_blob> saved)
@@ -248,14 +194,12 @@ public:
     const executable_stats& stats() const override { return stats_; }
     std::vector<argument> run(const param_map& inputs) override {
         omp_set_num_threads(static_cast<int>(ctx_.threads));   // per calling thread
-        pinned_pool pin(ctx_.threads);
         return exec_->run(inputs);
     }
     // The observer sees every value in kiln's layout (blocked intermediates reordered after their
     // time is taken), so what it compares or dumps is the logical tensor.
     std::vector<argument> run_observed(const param_map& inputs, const instruction_observer& observe) override {
         omp_set_num_threads(static_cast<int>(ctx_.threads));
-        pinned_pool pin(ctx_.threads);
         instruction_observer logical = [&](const instruction& ins, const argument& value, double ms) {
             observe(ins, logical_value(ctx_, ins, value), ms);
         };
