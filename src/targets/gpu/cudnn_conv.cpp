@@ -160,10 +160,6 @@ dnn_algorithm choose_backward_data(library_handles& libs, const dnn_convolution&
         });
 }
 
-}  // namespace kiln::gpu
-
-namespace kiln::gpu {
-
 cudnnStatus_t run_fused(library_handles& libs, const dnn_convolution& c, dnn_algorithm a, const dnn_fused_operands& p) {
     // Without a residual z is y's memory with alpha2 = 0: cuDNN then does not read it.
     return cudnnConvolutionBiasActivationForward(libs.dnn(), c.one(), c.x, p.x, c.w, p.w, c.conv,
