@@ -130,6 +130,7 @@ public:
     cpu_executable(program p, const compile_options& opts, std::vector<target_blob> saved)
         : prog_(std::move(p)), ctx_(thread_count(opts)) {
         omp_set_num_threads(static_cast<int>(ctx_.threads));
+        ctx_.fast_math = opts.fast_math;
         for (auto& b : saved) ctx_.saved.emplace(std::move(b.name), std::move(b.bytes));
         std::size_t pos = 0;
         for (const auto& ins : prog_.main()) ctx_.position[&ins] = pos++;
@@ -234,7 +235,6 @@ public:
         std::vector<std::string> r;
         if (opts.offload_copy) r.push_back("--enable-offload-copy (cpu runs in host memory)");
         if (opts.exhaustive_tune) r.push_back("--exhaustive-tune (cpu takes oneDNN's heuristic choices)");
-        if (!opts.fast_math) r.push_back("--disable-fast-math (cpu's generated code uses exact libm calls)");
         for (auto& d : ignored_device_options(opts, "cpu")) r.push_back(std::move(d));
         if (effective(opts).precision != opts.precision)
             r.push_back(opts.precision == compute_precision::fp16

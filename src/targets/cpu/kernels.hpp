@@ -73,6 +73,10 @@ struct cpu_context {
     // The fused attention kernels' working buffers, one per thread, shared by all of them
     // (attention_kernel.cpp).
     std::vector<std::vector<float>> attention_scratch;
+    // The Winograd convolutions' transformed inputs and GEMM results, shared likewise (sized for
+    // the largest; 64 bytes more, to align them).
+    std::vector<float> winograd_scratch;
+    bool fast_math = true;   // convolutions may use Winograd (compile_options::fast_math)
 };
 
 // Whether this CPU computes in the precision natively (oneDNN's ISA at run time: AVX512-BF16 for

@@ -7,6 +7,7 @@
 // compile report says so.
 #include <dnnl.hpp>
 
+#include <functional>
 #include <optional>
 
 #include "core/error.hpp"
@@ -20,6 +21,7 @@
 #include "targets/cpu/kernels.hpp"
 #include "targets/cpu/onednn_util.hpp"
 #include "targets/cpu/type_convert.hpp"
+#include "targets/cpu/winograd.hpp"
 
 namespace kiln {
 
@@ -148,6 +150,10 @@ public:
             sum_copy_.emplace(sum_user_, out_inner_);
         }
     }
+    // Computes the result from the primitive's arguments (their memories, data handles set) in
+    // place of a primitive: kiln's own kernels that take part in the layouts and post-ops above.
+    using compute_fn = std::function<void(const std::unordered_map<int, memory>&)>;
+    void set_compute(compute_fn f) { compute_ = std::move(f); }
     void set_primitive(dnnl::primitive p, const dnnl::primitive_desc_base& pd) {
         prim_ = std::move(p);
         if (pd.scratchpad_desc().get_size() > 0) exec_args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), ctx_.dnnl->engine);
@@ -229,12 +235,17 @@ public:
             set_handle(sum_user_, sum_bound_, args[sum_arg_].data());
             sum_copy_->execute(s, sum_user_, out_inner_);
         }
-        // Through the C API with the argument list built once: the C++ execute converts its map
-        // into a fresh list on every call.
-        if (c_args_.empty())
-            for (const auto& [arg, m] : exec_args_) c_args_.push_back({arg, m.get()});
-        dnnl::error::wrap_c_api(dnnl_primitive_execute(prim_.get(), s.get(), static_cast<int>(c_args_.size()), c_args_.data()),
-                                "could not execute a primitive");
+        if (compute_) {
+            compute_(exec_args_);
+        } else {
+            // Through the C API with the argument list built once: the C++ execute converts its
+            // map into a fresh list on every call.
+            if (c_args_.empty())
+                for (const auto& [arg, m] : exec_args_) c_args_.push_back({arg, m.get()});
+            dnnl::error::wrap_c_api(
+                dnnl_primitive_execute(prim_.get(), s.get(), static_cast<int>(c_args_.size()), c_args_.data()),
+                "could not execute a primitive");
+        }
         if (from_inner_) from_inner_->execute(s, out_inner_, out_user_);
         s.wait();
     }
@@ -250,6 +261,7 @@ private:
     int sum_arg_ = -1;
     bool direct_ = false;   // writes its blocked layout straight into the planned buffer
     dnnl::primitive prim_;
+    compute_fn compute_;
     std::unordered_map<int, memory> exec_args_;
     std::vector<dnnl_exec_arg_t> c_args_;   // exec_args_ as the C API takes them (set before the first run)
 };
@@ -339,6 +351,142 @@ void prefer_jit_dw(std::optional<dnnl::convolution_forward::primitive_desc>& pd,
             pd = chosen;
             return;
         }
+}
+
+// The epilogue as Winograd steps; none where a step is not one of them (a binary operand, another
+// activation: the direct convolution's post-ops take those).
+std::optional<std::vector<winograd_step>> winograd_steps(const epilogue_plan& e) {
+    std::vector<winograd_step> out;
+    for (const auto& s : e.steps) {
+        auto alg = static_cast<dnnl::algorithm>(s.alg);
+        if (s.kind == epilogue_step::sum) out.push_back({winograd_step::sum});
+        else if (s.kind != epilogue_step::eltwise) return std::nullopt;
+        else if (alg == dnnl::algorithm::eltwise_relu) out.push_back({winograd_step::relu, s.alpha});
+        else if (alg == dnnl::algorithm::eltwise_clip_v2) out.push_back({winograd_step::clip, s.alpha, s.beta});
+        else if (alg == dnnl::algorithm::eltwise_linear) out.push_back({winograd_step::linear, s.alpha, s.beta});
+        else return std::nullopt;
+    }
+    return out;
+}
+
+// The transformed inputs and GEMM results of one chunk of tiles take at most this many bytes
+// (winograd_input), so that they stay in L2/L3 whatever the batch.
+constexpr std::size_t winograd_chunk_bytes = 8u << 20;
+
+// A float32 3x3 stride-1 convolution as Winograd F(4x4, 3x3) (winograd.hpp), channels-last like
+// the direct ones, so that it takes part in their layouts and in-place residuals. Alone, one
+// thread, warm (these transforms around oneDNN's matmul in a standalone probe, docs/performance.md),
+// against oneDNN's direct brgconv at 119 GFLOP/s:
+// 64 channels at 56x56 0.72 against 1.94 ms, 128 at 28x28 0.62 against 1.94, 256 at 14x14 0.77
+// against 1.92; 512 at 7x7 1.55 (4 tiles: the GEMMs read 4x the weights for little work) against
+// 1.95, so images under 9 tiles (12x12) stay direct, as do convolutions of fewer than 16 channels.
+// Results differ from the direct sum by rounding (~5e-6 relative on random data):
+// --disable-fast-math keeps every convolution direct.
+host_kernel winograd_kernel(const contraction_region& r, cpu_context& ctx) {
+    const auto* conv = r.contraction->get_operator().get_if<ops::convolution>();
+    if (conv == nullptr) return {};
+    const ops::convolution& op = *conv;
+    const shape& xs = r.input_shape(0);
+    const shape& ws = r.input_shape(1);
+    const shape& ys = r.out;
+    if (!ctx.fast_math || xs.ndim() != 4 || op.group != 1 || xs.type() != dtype::float32 ||
+        ys.type() != dtype::float32 || r.constant(1) == nullptr || ws.lens()[2] != 3 || ws.lens()[3] != 3 ||
+        !winograd_available())
+        return {};
+    auto win = ops::window::make(2, op.padding, op.stride, op.dilation);
+    for (std::size_t d = 0; d < 2; ++d)
+        if (win.stride[d] != 1 || win.dilation[d] != 1) return {};
+    auto steps = winograd_steps(r.epilogue);
+    if (!steps) return {};
+    winograd_geometry g;
+    g.n = xs.lens()[0], g.c = xs.lens()[1], g.h = xs.lens()[2], g.w = xs.lens()[3];
+    g.k = ys.lens()[1], g.oh = ys.lens()[2], g.ow = ys.lens()[3];
+    g.pad_top = static_cast<std::ptrdiff_t>(win.pad_begin[0]), g.pad_left = static_cast<std::ptrdiff_t>(win.pad_begin[1]);
+    if (g.c < 16 || g.k < 16 || g.tiles_h() * g.tiles_w() < 9) return {};
+
+    auto& eng = ctx.dnnl->engine;
+    const auto f32 = memory::data_type::f32;
+    // The weights in standard [k][c][3][3], then transformed and packed for the GEMMs once.
+    std::vector<float> w(g.k * g.c * 9), u(36 * g.c * g.k);
+    {
+        memory from(plain_desc(ws), eng, r.constant(1)->data());
+        memory to(memory::desc(plain_desc(ws).get_dims(), f32, memory::format_tag::abcd), eng, w.data());
+        dnnl::reorder(from, to).execute(ctx.dnnl->stream, from, to);
+        ctx.dnnl->stream.wait();
+    }
+    winograd_weights(w.data(), g.k, g.c, u.data());
+    auto c = static_cast<memory::dim>(g.c), k = static_cast<memory::dim>(g.k);
+    std::size_t chunk = std::max<std::size_t>(1, winograd_chunk_bytes / (36 * (g.c + g.k) * sizeof(float)));
+    chunk = std::min(chunk, g.tiles());
+    auto gemm = [&](std::size_t tiles) {
+        auto t = static_cast<memory::dim>(tiles);
+        return dnnl::matmul::primitive_desc(eng, memory::desc({36, t, c}, f32, memory::format_tag::abc),
+                                            memory::desc({36, c, k}, f32, memory::format_tag::any),
+                                            memory::desc({36, t, k}, f32, memory::format_tag::abc));
+    };
+    struct gemm_call {
+        std::size_t tiles = 0;
+        dnnl::matmul prim;
+        memory v, m, scratch;
+    };
+    struct state {
+        winograd_geometry g;
+        std::vector<winograd_step> steps;
+        memory u;
+        std::size_t chunk = 0, m_offset = 0;
+        std::vector<gemm_call> calls;   // the full chunk, and the last one where it is shorter
+    };
+    auto st = std::make_shared<state>();
+    st->g = g, st->steps = *steps, st->chunk = chunk;
+    for (std::size_t tiles : {chunk, g.tiles() % chunk}) {
+        if (tiles == 0) continue;
+        auto pd = gemm(tiles);
+        if (st->calls.empty())
+            st->u = packed_constant(ctx, *r.ins, DNNL_ARG_WEIGHTS,
+                                    memory(memory::desc({36, c, k}, f32, memory::format_tag::abc), eng, u.data()),
+                                    pd.weights_desc());
+        else if (pd.weights_desc() != st->u.get_desc())
+            return {};   // the short chunk's GEMM wants another packing: not worth a second copy
+        gemm_call call{tiles, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr), memory(pd.dst_desc(), eng, nullptr), {}};
+        if (pd.scratchpad_desc().get_size() > 0) call.scratch = memory(pd.scratchpad_desc(), eng);
+        st->calls.push_back(std::move(call));
+    }
+    st->m_offset = (36 * chunk * g.c + 15) / 16 * 16;   // m 64-byte aligned after v
+    std::size_t floats = st->m_offset + 36 * chunk * g.k + 16;
+    if (ctx.winograd_scratch.size() < floats) ctx.winograd_scratch.resize(floats);
+
+    auto kern = std::make_shared<onednn_kernel>(ctx, *r.ins);
+    auto nhwc = [&](const shape& s) { return *channels_last(plain_desc(s).get_dims(), f32); };
+    kern->input(DNNL_ARG_SRC, r.arg(0), plain_desc(xs), nhwc(xs), r.constant(0));
+    if (r.epilogue.bias) {
+        memory::desc bias_d({k}, f32, memory::format_tag::a);
+        kern->input(DNNL_ARG_BIAS, r.epilogue.bias->arg, bias_d, bias_d, r.epilogue.bias->constant);
+    }
+    kern->output(plain_desc(ys), nhwc(ys), r.epilogue.sum_arg, sum_desc(r));
+    kern->set_compute([st, &ctx](const std::unordered_map<int, memory>& args) {
+        const auto* x = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
+        auto* y = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+        auto b = args.find(DNNL_ARG_BIAS);
+        const auto* bias = b == args.end() ? nullptr : static_cast<const float*>(b->second.get_data_handle());
+        auto at = reinterpret_cast<std::uintptr_t>(ctx.winograd_scratch.data());
+        auto* v = reinterpret_cast<float*>((at + 63) / 64 * 64);
+        float* m = v + st->m_offset;
+        const std::size_t tiles = st->g.tiles();
+        for (std::size_t first = 0; first < tiles; first += st->chunk) {
+            std::size_t count = std::min(st->chunk, tiles - first);
+            auto& call = count == st->chunk ? st->calls.front() : st->calls.back();
+            winograd_input(st->g, x, first, count, v);
+            call.v.set_data_handle(v);
+            call.m.set_data_handle(m);
+            std::unordered_map<int, memory> gemm_args{
+                {DNNL_ARG_SRC, call.v}, {DNNL_ARG_WEIGHTS, st->u}, {DNNL_ARG_DST, call.m}};
+            if (call.scratch) gemm_args[DNNL_ARG_SCRATCHPAD] = call.scratch;
+            call.prim.execute(ctx.dnnl->stream, gemm_args);
+            ctx.dnnl->stream.wait();
+            winograd_output(st->g, m, bias, st->steps, first, count, y);
+        }
+    });
+    return wrap(kern, *r.ins, ctx);
 }
 
 host_kernel convolution_kernel(const ops::convolution& op, const contraction_region& r, cpu_context& ctx) {
@@ -575,6 +723,7 @@ cpu_kernel make_onednn_kernel(const instruction& ins, cpu_context& ctx) {
             return {deconvolution_kernel(*dc, ins, ctx), "onednn"};
         auto region = find_contraction_region(ins);
         if (!region) return {};
+        if (auto k = winograd_kernel(*region, ctx)) return {std::move(k), "winograd"};
         if (auto k = contraction_kernel(*region, ctx)) return {std::move(k), "onednn"};
     } catch (const dnnl::error&) {
         return {};   // a configuration oneDNN has no implementation for: the reference runs it
