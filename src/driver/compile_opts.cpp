@@ -106,7 +106,7 @@ std::vector<option_spec> compile_option_specs() {
         {{"--int8"}, option_spec::flag, "", "quantize to int8 (not implemented yet: an error)"},
         {{"--fp8"}, option_spec::flag, "", "quantize to fp8 (not implemented yet: an error)"},
         {{"--enable-offload-copy"}, option_spec::flag, "", "GPU/CPU: copy inputs and outputs between host and device\ninside the program"},
-        {{"--disable-fast-math"}, option_spec::flag, "", "GPU/CPU: exact math functions instead of fast approximations"},
+        {{"--disable-fast-math"}, option_spec::flag, "", "GPU/CPU: exact math functions instead of fast approximations; CPU: no Winograd convolutions"},
         {{"--exhaustive-tune"}, option_spec::flag, "", "gpu: time cuBLASLt's first 8 candidates for each GEMM and keep\nthe fastest in the kernel cache (cpu: ignored)"},
         {{"--threads"}, option_spec::one, "N", "cpu: threads of its one pool (default: the machine's cores)"},
         {{"--device"}, option_spec::one, "N", "gpu: the CUDA device to compile for and run on (default 0)"},

@@ -146,7 +146,7 @@ b = @param:b -> float_type, {16, 1, 1}
 // multiples of 16: the depthwise convolutions run on oneDNN's jit_dw in channels-last
 // (prefer_jit_dw), and match ref.
 TEST(cpu_target, inverted_residual_blocks_match_ref) {
-    for (int c : {48, 20}) {   // expanded to 288 and 120 channels
+    for (int c : {48, 24, 20}) {   // expanded to 288, 144 and 120 channels (24: AVX2 or AVX-512, timed)
         for (int stride : {1, 2}) {
             std::string e = std::to_string(c * 6), cs = std::to_string(c), s = std::to_string(stride);
             std::string text = "module: \"main\"\nx = @param:x -> float_type, {1, " + cs + ", 13, 13}\n" +
