@@ -356,54 +356,73 @@ void prefer_jit_dw(std::optional<dnnl::convolution_forward::primitive_desc>& pd,
         }
 }
 
-// The fastest of 5 runs, after one, of a convolution primitive on zeroed buffers.
-double time_convolution(const dnnl::convolution_forward::primitive_desc& pd, cpu_context& ctx) {
-    auto& eng = ctx.dnnl->engine;
+// A convolution primitive ready to time: its buffers zeroed.
+struct timed_convolution {
+    dnnl::convolution_forward::primitive_desc pd;
+    dnnl::convolution_forward prim;
     std::unordered_map<int, memory> args;
-    for (const auto& [arg, d] : {std::pair{DNNL_ARG_SRC, pd.src_desc()}, {DNNL_ARG_WEIGHTS, pd.weights_desc()},
-                                 {DNNL_ARG_BIAS, pd.bias_desc()}, {DNNL_ARG_DST, pd.dst_desc()},
-                                 {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}})
-        if (d.get_size() > 0) {
-            memory m(d, eng);
-            std::memset(m.get_data_handle(), 0, d.get_size());
-            args[arg] = m;
-        }
-    dnnl::convolution_forward p(pd);
     double best = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < 6; ++i) {
-        auto t0 = std::chrono::steady_clock::now();
-        p.execute(ctx.dnnl->stream, args);
-        ctx.dnnl->stream.wait();
-        if (i > 0) best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return best;
-}
 
-// AVX-512 kernels compute 16 channels per vector, so an output channel count that is a multiple of
-// 8 but not of 16 is padded (24 -> 32); the AVX2 kernel of the same family computes 8 per vector.
-// Where the CPU's AVX-512 units are no wider than its AVX2 ones (this EPYC, Zen 4) the AVX2 kernel
-// is then faster: mobilenet_v2's 96->24 and 144->24 1x1 convolutions at 56x56, one thread, warm,
-// 167 -> 128 and 250 -> 193 us (level within 2% on its other 1x1 shapes, all multiples of 16).
-// Elsewhere it may not be, so both are timed on the primitive's shapes when the executable is
-// built, and the AVX2 one is kept where it is at least 5% faster. Not with binary post-ops (their
-// operands would need buffers too).
+    // A clone of `d`: next_impl() moves a descriptor and every copy of it (they share one).
+    timed_convolution(const dnnl::convolution_forward::primitive_desc& d, cpu_context& ctx) : pd(clone(d)), prim(pd) {
+        for (const auto& [arg, md] : {std::pair{DNNL_ARG_SRC, pd.src_desc()}, {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                                      {DNNL_ARG_BIAS, pd.bias_desc()}, {DNNL_ARG_DST, pd.dst_desc()},
+                                      {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}})
+            if (md.get_size() > 0) {
+                memory m(md, ctx.dnnl->engine);
+                std::memset(m.get_data_handle(), 0, md.get_size());
+                args[arg] = m;
+            }
+    }
+    static dnnl::convolution_forward::primitive_desc clone(const dnnl::convolution_forward::primitive_desc& d) {
+        dnnl_primitive_desc_t c = nullptr;
+        dnnl::error::wrap_c_api(dnnl_primitive_desc_clone(&c, d.get()), "could not clone a primitive descriptor");
+        return dnnl::convolution_forward::primitive_desc(c);
+    }
+    void run(cpu_context& ctx, bool count) {
+        auto t0 = std::chrono::steady_clock::now();
+        prim.execute(ctx.dnnl->stream, args);
+        ctx.dnnl->stream.wait();
+        if (count) best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+};
+
+// Convolutions of at most this many multiply-adds have their implementation measured (below).
+constexpr double measured_choice_work = 3e7;
+
+// oneDNN's heuristic picks one implementation per convolution; others it lists for the same
+// activation layouts are at times clearly faster on this CPU, at this thread count. One thread,
+// warm: the AVX2 1x1 kernels on mobilenet_v2's 96->24 and 144->24 at 56x56 (AVX-512 pads 24
+// channels to 32 lanes; this EPYC's 512-bit operations run at 256-bit width) 128 and 193 us
+// against 167 and 250; two threads: 16->96 at 112x112 183 (jit_1x1 AVX2) against 214 (brgconv),
+// 960->320 at 7x7 130 (jit_1x1 AVX-512) against 165; its other 1x1 shapes level within 2-5%. So
+// the optimised implementations listed for the chosen layouts (not the reference, SSE4.1 or gemm
+// ones) run in turn, six rounds, on zeroed buffers when the executable is built, and the fastest
+// by its minimum is kept where it beats oneDNN's pick by 5%. Only for convolutions of at most
+// measured_choice_work multiply-adds (mobilenet_v2's all, resnet18's none: ~0.5 ms each at most,
+// so the timing stays a fraction of the compile), and not with binary post-ops (their operands
+// would need buffers too).
 template <class Make>
-void prefer_unpadded_isa(std::optional<dnnl::convolution_forward::primitive_desc>& pd, const Make& make,
-                         std::size_t channels, bool binaries, cpu_context& ctx) {
-    if (channels % 16 == 0 || channels % 8 != 0 || binaries) return;
-    std::string impl = pd->impl_info_str();
-    auto colon = impl.find(':');
-    if (colon == std::string::npos || impl.compare(colon + 1, 6, "avx512") != 0) return;
-    std::string want = impl.substr(0, colon) + ":avx2";
-    auto chosen = *pd;
+void prefer_measured(std::optional<dnnl::convolution_forward::primitive_desc>& pd, const Make& make, double work,
+                     bool binaries, cpu_context& ctx) {
+    if (work > measured_choice_work || binaries) return;
+    std::vector<timed_convolution> cands;
+    cands.emplace_back(*pd, ctx);
+    const std::string chosen = pd->impl_info_str();
     make(pd->dst_desc(), pd->src_desc());   // the same activation layouts
-    while (pd->impl_info_str() != want)
-        if (!pd->next_impl()) {
-            pd = chosen;
-            return;
-        }
-    auto avx2 = *pd;
-    pd = time_convolution(avx2, ctx) < 0.95 * time_convolution(chosen, ctx) ? avx2 : chosen;
+    do {
+        std::string impl = pd->impl_info_str();
+        if (impl == chosen || impl.find("ref") != std::string::npos || impl.find("sse41") != std::string::npos ||
+            impl.find("gemm") != std::string::npos)
+            continue;
+        cands.emplace_back(*pd, ctx);
+    } while (pd->next_impl());
+    for (int round = 0; round < 6; ++round)
+        for (auto& c : cands) c.run(ctx, round > 0);
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < cands.size(); ++i)
+        if (cands[i].best < cands[best].best) best = i;
+    pd = best > 0 && cands[best].best < 0.95 * cands[0].best ? cands[best].pd : cands[0].pd;
 }
 
 // The epilogue as Winograd steps; none where a step is not one of them (a binary operand, another
@@ -586,7 +605,8 @@ host_kernel convolution_kernel(const ops::convolution& op, const contraction_reg
         }
     }
     if (op.group > 1 && ws.lens()[0] == static_cast<std::size_t>(op.group) && ws.lens()[1] == 1) prefer_jit_dw(pd, make);
-    else prefer_unpadded_isa(pd, make, ys.lens()[1], !binaries.empty(), ctx);
+    else prefer_measured(pd, make, static_cast<double>(ys.elements()) * static_cast<double>(ws.elements() / ws.lens()[0]),
+                         !binaries.empty(), ctx);
     auto k = std::make_shared<onednn_kernel>(ctx, *r.ins);
     k->input(DNNL_ARG_SRC, r.arg(0), plain_desc(xs), pd->src_desc(), r.constant(0));
     memory::desc w_from = op.group > 1 ? grouped_desc(ws, op.group) : plain_desc(ws);
