@@ -356,7 +356,9 @@ void prefer_jit_dw(std::optional<dnnl::convolution_forward::primitive_desc>& pd,
         }
 }
 
-// A convolution primitive ready to time: its buffers zeroed.
+// A convolution primitive ready to time: the activations' buffers are the ones every candidate
+// shares (same layouts: allocating and zeroing them per candidate cost more page faults than the
+// timing), its weights and scratchpad its own, zeroed.
 struct timed_convolution {
     dnnl::convolution_forward::primitive_desc pd;
     dnnl::convolution_forward prim;
@@ -364,15 +366,16 @@ struct timed_convolution {
     double best = std::numeric_limits<double>::infinity();
 
     // A clone of `d`: next_impl() moves a descriptor and every copy of it (they share one).
-    timed_convolution(const dnnl::convolution_forward::primitive_desc& d, cpu_context& ctx) : pd(clone(d)), prim(pd) {
-        for (const auto& [arg, md] : {std::pair{DNNL_ARG_SRC, pd.src_desc()}, {DNNL_ARG_WEIGHTS, pd.weights_desc()},
-                                      {DNNL_ARG_BIAS, pd.bias_desc()}, {DNNL_ARG_DST, pd.dst_desc()},
-                                      {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}})
-            if (md.get_size() > 0) {
-                memory m(md, ctx.dnnl->engine);
-                std::memset(m.get_data_handle(), 0, md.get_size());
-                args[arg] = m;
-            }
+    timed_convolution(const dnnl::convolution_forward::primitive_desc& d, const std::unordered_map<int, memory>& shared,
+                      cpu_context& ctx)
+        : pd(clone(d)), prim(pd), args(shared) {
+        for (const auto& [arg, md] : {std::pair{DNNL_ARG_WEIGHTS, pd.weights_desc()}, {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}})
+            if (md.get_size() > 0) args[arg] = zeroed(md, ctx);
+    }
+    static memory zeroed(const memory::desc& md, cpu_context& ctx) {
+        memory m(md, ctx.dnnl->engine);
+        std::memset(m.get_data_handle(), 0, md.get_size());
+        return m;
     }
     static dnnl::convolution_forward::primitive_desc clone(const dnnl::convolution_forward::primitive_desc& d) {
         dnnl_primitive_desc_t c = nullptr;
@@ -406,8 +409,11 @@ template <class Make>
 void prefer_measured(std::optional<dnnl::convolution_forward::primitive_desc>& pd, const Make& make, double work,
                      bool binaries, cpu_context& ctx) {
     if (work > measured_choice_work || binaries) return;
+    std::unordered_map<int, memory> shared;
+    for (const auto& [arg, md] : {std::pair{DNNL_ARG_SRC, pd->src_desc()}, {DNNL_ARG_BIAS, pd->bias_desc()}, {DNNL_ARG_DST, pd->dst_desc()}})
+        if (md.get_size() > 0) shared[arg] = timed_convolution::zeroed(md, ctx);
     std::vector<timed_convolution> cands;
-    cands.emplace_back(*pd, ctx);
+    cands.emplace_back(*pd, shared, ctx);
     const std::string chosen = pd->impl_info_str();
     make(pd->dst_desc(), pd->src_desc());   // the same activation layouts
     do {
@@ -415,10 +421,13 @@ void prefer_measured(std::optional<dnnl::convolution_forward::primitive_desc>& p
         if (impl == chosen || impl.find("ref") != std::string::npos || impl.find("sse41") != std::string::npos ||
             impl.find("gemm") != std::string::npos)
             continue;
-        cands.emplace_back(*pd, ctx);
+        cands.emplace_back(*pd, shared, ctx);
     } while (pd->next_impl());
+    // Round 0 warms up; after round 1 a candidate 1.5x slower than oneDNN's pick is out (the
+    // reference-like ones take 2-4x: timing them on would double the compile).
     for (int round = 0; round < 6; ++round)
-        for (auto& c : cands) c.run(ctx, round > 0);
+        for (auto& c : cands)
+            if (round < 2 || c.best < 1.5 * cands[0].best) c.run(ctx, round > 0);
     std::size_t best = 0;
     for (std::size_t i = 1; i < cands.size(); ++i)
         if (cands[i].best < cands[best].best) best = i;
