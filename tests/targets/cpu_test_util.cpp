@@ -56,6 +56,13 @@ std::vector<std::string> check_against_ref(const std::string& text, bool column_
     return check_stats_against_ref(text, column_major).placement;
 }
 
+param_map random_inputs(const program& p, std::uint64_t seed) {
+    param_map in;
+    std::size_t k = 0;
+    for (auto prm : p.main().parameters()) in[p.main().parameter_name(*prm)] = random_argument(prm->get_shape(), seed, k++);
+    return in;
+}
+
 bool placed(const std::vector<std::string>& placement, const std::string& what) {
     for (const auto& p : placement)
         if (p.find(what) != std::string::npos) return true;
@@ -73,10 +80,7 @@ std::vector<std::string> check_low_against_ref(std::string text, const std::stri
     auto cpu = make_target("cpu")->compile(parse_text(text));
     auto ref = make_target("ref")->compile(parse_text(text), {.optimize = false});
     for (std::uint64_t seed : {0, 1}) {
-        param_map in;
-        std::size_t k = 0;
-        for (auto prm : prog.main().parameters())
-            in[prog.main().parameter_name(*prm)] = random_argument(prm->get_shape(), seed, k++);
+        param_map in = random_inputs(prog, seed);
         auto got = cpu->run(in);
         auto want = ref->run(in);
         EXPECT_EQ(got.size(), want.size());

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/argument.hpp"
+#include "core/module.hpp"
 #include "core/target.hpp"
 
 namespace kiln::cpu_test {
@@ -19,6 +20,8 @@ executable_stats check_stats_against_ref(const std::string& text, bool column_ma
 // `text` with every float_type made `type` (half_type, bf16_type), compared within that type's
 // tolerance on seeds 0 and 1; returns cpu's placement.
 std::vector<std::string> check_low_against_ref(std::string text, const std::string& type);
+// Random values for every parameter of `p`'s main (random_argument with `seed`, by position).
+param_map random_inputs(const program& p, std::uint64_t seed);
 // Whether a placement line contains `what`.
 bool placed(const std::vector<std::string>& placement, const std::string& what);
 // A literal of `n` values in [-1, 1] (seeded), in text IR.

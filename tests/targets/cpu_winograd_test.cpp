@@ -8,7 +8,6 @@
 #include <cmath>
 #include <string>
 
-#include "core/random.hpp"
 #include "core/target.hpp"
 #include "core/text_parser.hpp"
 #include "cpu_test_util.hpp"
@@ -50,10 +49,7 @@ std::vector<std::string> check_winograd_against_ref(const std::string& text) {
     auto cpu = make_target("cpu")->compile(parse_text(text));
     auto ref = make_target("ref")->compile(parse_text(text), {.optimize = false});
     for (std::uint64_t seed : {0, 1}) {
-        param_map in;
-        std::size_t k = 0;
-        for (auto prm : p.main().parameters())
-            in[p.main().parameter_name(*prm)] = random_argument(prm->get_shape(), seed, k++);
+        param_map in = random_inputs(p, seed);
         auto g = to_doubles(cpu->run(in).at(0)), w = to_doubles(ref->run(in).at(0));
         EXPECT_EQ(g.size(), w.size());
         double largest = 0, worst = 0;
@@ -106,10 +102,7 @@ TEST(cpu_winograd, disable_fast_math_keeps_convolutions_direct) {
     EXPECT_TRUE(placed(fast->stats().placement, "winograd: 1 instruction"));
     EXPECT_FALSE(placed(exact->stats().placement, "winograd"));
     EXPECT_TRUE(placed(exact->stats().placement, "onednn: 1 instruction"));
-    param_map in;
-    program p = parse_text(text);
-    std::size_t k = 0;
-    for (auto prm : p.main().parameters()) in[p.main().parameter_name(*prm)] = random_argument(prm->get_shape(), 0, k++);
+    param_map in = random_inputs(parse_text(text), 0);
     expect_close(fast->run(in).at(0), exact->run(in).at(0));
 }
 
