@@ -487,24 +487,21 @@ host_kernel winograd_kernel(const contraction_region& r, cpu_context& ctx) {
 
     auto& eng = ctx.dnnl->engine;
     const auto f32 = memory::data_type::f32;
-    // The weights in standard [k][c][3][3], then transformed and packed for the GEMMs once.
-    std::vector<float> w(g.k * g.c * 9), u(36 * g.c * g.k);
-    {
-        memory from(plain_desc(ws), eng, r.constant(1)->data());
-        memory to(memory::desc(plain_desc(ws).get_dims(), f32, memory::format_tag::abcd), eng, w.data());
-        dnnl::reorder(from, to).execute(ctx.dnnl->stream, from, to);
-        ctx.dnnl->stream.wait();
-    }
-    winograd_weights(w.data(), g.k, g.c, u.data());
     auto c = static_cast<memory::dim>(g.c), k = static_cast<memory::dim>(g.k);
     std::size_t chunk = std::max<std::size_t>(1, winograd_chunk_bytes / (36 * (g.c + g.k) * sizeof(float)));
     chunk = std::min(chunk, g.tiles());
-    auto gemm = [&](std::size_t tiles) {
+    // The GEMMs of a full chunk, and of the last one where it is shorter.
+    std::vector<std::pair<std::size_t, dnnl::matmul::primitive_desc>> gemms;
+    for (std::size_t tiles : {chunk, g.tiles() % chunk}) {
+        if (tiles == 0) continue;
         auto t = static_cast<memory::dim>(tiles);
-        return dnnl::matmul::primitive_desc(eng, memory::desc({36, t, c}, f32, memory::format_tag::abc),
-                                            memory::desc({36, c, k}, f32, memory::format_tag::any),
-                                            memory::desc({36, t, k}, f32, memory::format_tag::abc));
-    };
+        gemms.emplace_back(tiles, dnnl::matmul::primitive_desc(eng, memory::desc({36, t, c}, f32, memory::format_tag::abc),
+                                                               memory::desc({36, c, k}, f32, memory::format_tag::any),
+                                                               memory::desc({36, t, k}, f32, memory::format_tag::abc)));
+    }
+    // One packing of the weights serves both; where the short chunk's GEMM wants another, the
+    // convolution stays direct (not worth a second copy).
+    if (gemms.size() > 1 && gemms[1].second.weights_desc() != gemms[0].second.weights_desc()) return {};
     struct gemm_call {
         std::size_t tiles = 0;
         dnnl::matmul prim;
@@ -515,19 +512,23 @@ host_kernel winograd_kernel(const contraction_region& r, cpu_context& ctx) {
         std::vector<winograd_step> steps;
         memory u;
         std::size_t chunk = 0, m_offset = 0;
-        std::vector<gemm_call> calls;   // the full chunk, and the last one where it is shorter
+        std::vector<gemm_call> calls;   // as gemms
     };
     auto st = std::make_shared<state>();
     st->g = g, st->steps = *steps, st->chunk = chunk;
-    for (std::size_t tiles : {chunk, g.tiles() % chunk}) {
-        if (tiles == 0) continue;
-        auto pd = gemm(tiles);
-        if (st->calls.empty())
-            st->u = packed_constant(ctx, *r.ins, DNNL_ARG_WEIGHTS,
-                                    memory(memory::desc({36, c, k}, f32, memory::format_tag::abc), eng, u.data()),
-                                    pd.weights_desc());
-        else if (pd.weights_desc() != st->u.get_desc())
-            return {};   // the short chunk's GEMM wants another packing: not worth a second copy
+    {
+        // The weights in standard [k][c][3][3], transformed, then packed for the GEMMs.
+        std::vector<float> w(g.k * g.c * 9), u(36 * g.c * g.k);
+        memory from(plain_desc(ws), eng, r.constant(1)->data());
+        memory to(memory::desc(plain_desc(ws).get_dims(), f32, memory::format_tag::abcd), eng, w.data());
+        dnnl::reorder(from, to).execute(ctx.dnnl->stream, from, to);
+        ctx.dnnl->stream.wait();
+        winograd_weights(w.data(), g.k, g.c, u.data());
+        st->u = packed_constant(ctx, *r.ins, DNNL_ARG_WEIGHTS,
+                                memory(memory::desc({36, c, k}, f32, memory::format_tag::abc), eng, u.data()),
+                                gemms[0].second.weights_desc());
+    }
+    for (const auto& [tiles, pd] : gemms) {
         gemm_call call{tiles, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr), memory(pd.dst_desc(), eng, nullptr), {}};
         if (pd.scratchpad_desc().get_size() > 0) call.scratch = memory(pd.scratchpad_desc(), eng);
         st->calls.push_back(std::move(call));
