@@ -14,6 +14,7 @@
 // type_convert.hpp) and its output converted back; no whole-tensor copy.
 #include <dnnl.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -96,7 +97,7 @@ public:
             causal_post_op_ = po.len();
             po.append_binary(dnnl::algorithm::binary_add, cd);
         }
-        dnnl::primitive_attr attr;
+        dnnl::primitive_attr attr = user_scratchpad();
         attr.set_post_ops(po);
         q_ = memory(split_heads(plain_desc(q), group), eng, nullptr);
         kt_ = memory(split_heads(plain_desc(transposed(k)), group, true), eng, nullptr);
@@ -106,9 +107,14 @@ public:
         p_ = memory(probs, eng);
         dnnl::matmul::primitive_desc qk(eng, q_.get_desc(), kt_.get_desc(), scores, attr);
         dnnl::softmax_forward::primitive_desc sm(eng, dnnl::prop_kind::forward_inference,
-                                                 dnnl::algorithm::softmax_accurate, scores, probs, last);
-        dnnl::matmul::primitive_desc pv(eng, probs, v_.get_desc(), y_.get_desc());
+                                                 dnnl::algorithm::softmax_accurate, scores, probs, last,
+                                                 user_scratchpad());
+        dnnl::matmul::primitive_desc pv(eng, probs, v_.get_desc(), y_.get_desc(), user_scratchpad());
         qk_ = dnnl::matmul(qk), softmax_ = dnnl::softmax_forward(sm), pv_ = dnnl::matmul(pv);
+        // One scratchpad for the three, run one after another: the largest.
+        std::size_t pad = std::max({qk.scratchpad_desc().get_size(), sm.scratchpad_desc().get_size(),
+                                    pv.scratchpad_desc().get_size()});
+        if (pad > 0) scratch_ = memory(memory::desc({static_cast<memory::dim>(pad)}, memory::data_type::u8, memory::format_tag::a), eng);
     }
     // mask: null where the kernel has none.
     void run(const void* q, const void* k, const void* v, const void* mask, void* y) {
@@ -122,11 +128,14 @@ public:
             a[DNNL_ARG_ATTR_MULTIPLE_POST_OP(mask_post_op_) | DNNL_ARG_SRC_1] = m_;
         }
         if (causal_) a[DNNL_ARG_ATTR_MULTIPLE_POST_OP(causal_post_op_) | DNNL_ARG_SRC_1] = causal_;
+        std::unordered_map<int, memory> sm{{DNNL_ARG_SRC, s_}, {DNNL_ARG_DST, p_}},
+            pv{{DNNL_ARG_SRC, p_}, {DNNL_ARG_WEIGHTS, v_}, {DNNL_ARG_DST, y_}};
+        if (scratch_) a[DNNL_ARG_SCRATCHPAD] = sm[DNNL_ARG_SCRATCHPAD] = pv[DNNL_ARG_SCRATCHPAD] = scratch_;
         qk_.execute(s, a);
-        softmax_.execute(s, {{DNNL_ARG_SRC, s_}, {DNNL_ARG_DST, p_}});
+        softmax_.execute(s, sm);
         s.wait();
         zero_empty_rows();
-        pv_.execute(s, {{DNNL_ARG_SRC, p_}, {DNNL_ARG_WEIGHTS, v_}, {DNNL_ARG_DST, y_}});
+        pv_.execute(s, pv);
         s.wait();
     }
 
@@ -160,6 +169,7 @@ private:
     std::optional<shape> bool_mask_;
     int mask_post_op_ = 0, causal_post_op_ = 0;
     memory q_, kt_, v_, y_, s_, p_, m_, causal_;
+    memory scratch_;   // the three primitives' scratchpad (user_scratchpad)
     dnnl::primitive qk_, softmax_, pv_;
 };
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <optional>
 
 #include "core/error.hpp"
@@ -103,7 +104,7 @@ memory packed_constant(cpu_context& ctx, const instruction& ins, int dnnl_arg, m
         }
     }
     auto m = std::make_shared<memory>(want, eng);
-    dnnl::reorder(from, *m).execute(ctx.dnnl->stream, from, *m);
+    tensor_copy(from, *m).execute(ctx.dnnl->stream, from, *m);
     ctx.dnnl->stream.wait();
     ++ctx.reordered;
     argument bytes(shape(dtype::uint8, std::vector<std::size_t>{want.get_size()}),
@@ -299,7 +300,7 @@ dnnl::primitive_attr make_attr(const epilogue_plan& e, std::size_t rank, memory:
         }
         }
     }
-    dnnl::primitive_attr attr;
+    dnnl::primitive_attr attr = user_scratchpad();
     attr.set_post_ops(po);
     return attr;
 }
@@ -377,10 +378,9 @@ struct timed_convolution {
         std::memset(m.get_data_handle(), 0, md.get_size());
         return m;
     }
+    // Made from the C handle, the C++ descriptor is a clone of it.
     static dnnl::convolution_forward::primitive_desc clone(const dnnl::convolution_forward::primitive_desc& d) {
-        dnnl_primitive_desc_t c = nullptr;
-        dnnl::error::wrap_c_api(dnnl_primitive_desc_clone(&c, d.get()), "could not clone a primitive descriptor");
-        return dnnl::convolution_forward::primitive_desc(c);
+        return dnnl::convolution_forward::primitive_desc(d.get());
     }
     void run(cpu_context& ctx, bool count) {
         auto t0 = std::chrono::steady_clock::now();
@@ -409,6 +409,12 @@ template <class Make>
 void prefer_measured(std::optional<dnnl::convolution_forward::primitive_desc>& pd, const Make& make, double work,
                      bool binaries, cpu_context& ctx) {
     if (work > measured_choice_work || binaries) return;
+    // One executable measures at a time: timings taken while another measures on the other core
+    // would measure each other, and candidates timed from several threads at once corrupted
+    // memory in 1 of 16 runs of cpu_target.separate_executables_run_concurrently (a result of
+    // 5.8e34, then a crash; not understood), 0 of 40 serialised.
+    static std::mutex timing;
+    std::lock_guard<std::mutex> one_at_a_time(timing);
     std::unordered_map<int, memory> shared;
     for (const auto& [arg, md] : {std::pair{DNNL_ARG_SRC, pd->src_desc()}, {DNNL_ARG_BIAS, pd->bias_desc()}, {DNNL_ARG_DST, pd->dst_desc()}})
         if (md.get_size() > 0) shared[arg] = timed_convolution::zeroed(md, ctx);
@@ -497,7 +503,8 @@ host_kernel winograd_kernel(const contraction_region& r, cpu_context& ctx) {
         auto t = static_cast<memory::dim>(tiles);
         gemms.emplace_back(tiles, dnnl::matmul::primitive_desc(eng, memory::desc({36, t, c}, f32, memory::format_tag::abc),
                                                                memory::desc({36, c, k}, f32, memory::format_tag::any),
-                                                               memory::desc({36, t, k}, f32, memory::format_tag::abc)));
+                                                               memory::desc({36, t, k}, f32, memory::format_tag::abc),
+                                                               user_scratchpad()));
     }
     // One packing of the weights serves both; where the short chunk's GEMM wants another, the
     // convolution stays direct (not worth a second copy).
@@ -521,7 +528,7 @@ host_kernel winograd_kernel(const contraction_region& r, cpu_context& ctx) {
         std::vector<float> w(g.k * g.c * 9), u(36 * g.c * g.k);
         memory from(plain_desc(ws), eng, r.constant(1)->data());
         memory to(memory::desc(plain_desc(ws).get_dims(), f32, memory::format_tag::abcd), eng, w.data());
-        dnnl::reorder(from, to).execute(ctx.dnnl->stream, from, to);
+        tensor_copy(from, to).execute(ctx.dnnl->stream, from, to);
         ctx.dnnl->stream.wait();
         winograd_weights(w.data(), g.k, g.c, u.data());
         st->u = packed_constant(ctx, *r.ins, DNNL_ARG_WEIGHTS,
@@ -691,7 +698,7 @@ host_kernel deconvolution_kernel(const ops::deconvolution& op, const instruction
         y_any(plain_desc(ys).get_dims(), t, any);
     dnnl::deconvolution_forward::primitive_desc pd(ctx.dnnl->engine, dnnl::prop_kind::forward_inference,
                                                    dnnl::algorithm::deconvolution_direct, x_any, w_any, y_any, stride,
-                                                   dil, pl, pr);
+                                                   dil, pl, pr, user_scratchpad());
     auto k = std::make_shared<onednn_kernel>(ctx, ins);
     const argument* w_const = ins.inputs()[1]->is_literal() ? &ins.inputs()[1]->get_literal().get_argument() : nullptr;
     const argument* x_const = ins.inputs()[0]->is_literal() ? &ins.inputs()[0]->get_literal().get_argument() : nullptr;
@@ -763,7 +770,7 @@ host_kernel pooling_kernel(const ops::pooling& op, const instruction& ins, cpu_c
     memory::desc xd = channels_last(plain_desc(xs).get_dims(), t).value_or(with_type(plain_desc(xs), t));
     memory::desc yd = channels_last(plain_desc(ys).get_dims(), t).value_or(with_type(plain_desc(ys), t));
     dnnl::pooling_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference, alg, xd, yd, stride, kernel, dil,
-                                             pl, pr);
+                                             pl, pr, user_scratchpad());
     auto k = std::make_shared<onednn_kernel>(ctx, ins);
     k->input(DNNL_ARG_SRC, 0, plain_desc(xs), pd.src_desc(), nullptr);
     k->output(plain_desc(ys), pd.dst_desc());
@@ -871,7 +878,7 @@ argument logical_value(cpu_context& ctx, const instruction& ins, const argument&
     const argument& plain = it->second;
     auto& eng = ctx.dnnl->engine;
     memory from(*k->second->written_blocked(), eng, value.data()), to(plain_desc(ins.get_shape()), eng, plain.data());
-    dnnl::reorder(from, to).execute(ctx.dnnl->stream, from, to);
+    tensor_copy(from, to).execute(ctx.dnnl->stream, from, to);
     ctx.dnnl->stream.wait();
     return plain;
 }

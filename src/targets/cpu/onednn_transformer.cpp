@@ -83,7 +83,7 @@ host_kernel layernorm(const ops::layernorm& op, const instruction& ins, cpu_cont
     auto scale_from = [&](std::size_t i) { return memory::desc({dim(c)}, *dnnl_type(ins.inputs()[i]->get_shape().type()), memory::format_tag::a); };
     dnnl::layer_normalization_forward::primitive_desc pd(
         ctx.dnnl->engine, dnnl::prop_kind::forward_inference, xw, xw, op.epsilon,
-        dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift);
+        dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift, user_scratchpad());
     return single(dnnl::layer_normalization_forward(pd), pd,
                   {{DNNL_ARG_SRC, xd, xw}, {DNNL_ARG_SCALE, scale_from(1), cd}, {DNNL_ARG_SHIFT, scale_from(2), cd}}, yd,
                   xw, ctx);
@@ -96,7 +96,8 @@ host_kernel softmax(std::int64_t axis, dnnl::algorithm alg, const instruction& i
     auto t = compute_type(x.type());
     memory::desc xd = plain_desc(x), yd = plain_desc(ins.get_shape());
     memory::desc xw = with_type(xd, t), yw = with_type(yd, t);
-    dnnl::softmax_forward::primitive_desc pd(ctx.dnnl->engine, dnnl::prop_kind::forward_inference, alg, xw, yw, a);
+    dnnl::softmax_forward::primitive_desc pd(ctx.dnnl->engine, dnnl::prop_kind::forward_inference, alg, xw, yw, a,
+                                             user_scratchpad());
     return single(dnnl::softmax_forward(pd), pd, {{DNNL_ARG_SRC, xd, xw}}, yd, yw, ctx);
 }
 

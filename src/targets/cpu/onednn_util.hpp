@@ -54,6 +54,16 @@ inline memory::desc plain_desc(const shape& s, std::size_t rank = 0) {
 // EPYC runs its convolutions and matmuls in float32 instead of on the reference computes).
 memory::data_type compute_type(dtype t);   // onednn_kernels.cpp
 
+// Every primitive of the cpu target takes its scratchpad from its caller (each kernel one of its
+// own). In oneDNN's default (library) mode a primitive keeps one scratchpad, and the primitive
+// cache hands the same primitive to every executable that makes an identical one: two executables
+// running at once on separate threads then wrote into each other's (brgconv convolutions gave
+// wrong results in cpu_target.separate_executables_run_concurrently).
+inline dnnl::primitive_attr user_scratchpad(dnnl::primitive_attr a = dnnl::primitive_attr()) {
+    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+}
+
 // A strided descriptor with another data type (same dims and strides).
 inline memory::desc with_type(const memory::desc& d, memory::data_type t) {
     return memory::desc(d.get_dims(), t, d.get_strides());

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <unordered_map>
 
 #include "core/numeric_bulk.hpp"
+#include "targets/cpu/onednn_util.hpp"
 #include "targets/cpu/type_convert.hpp"
 
 namespace kiln {
@@ -108,7 +110,10 @@ memory::desc as_moved(const memory::desc& d) {
 tensor_copy::stage tensor_copy::layout_change(const memory::desc& from, const memory::desc& to, const dnnl::engine& eng) {
     memory::desc f = as_moved(from), t = as_moved(to);
     if (f.get_data_type() != t.get_data_type()) f = from, t = to;   // one side blocked: no aliasing
-    return {dnnl::reorder(dnnl::reorder::primitive_desc(eng, f, eng, t)), memory(f, eng, nullptr), memory(t, eng, nullptr)};
+    dnnl::reorder::primitive_desc pd(eng, f, eng, t, user_scratchpad());
+    memory scratch;
+    if (pd.scratchpad_desc().get_size() > 0) scratch = memory(pd.scratchpad_desc(), eng);
+    return {dnnl::reorder(pd), memory(f, eng, nullptr), memory(t, eng, nullptr), scratch};
 }
 
 tensor_copy::tensor_copy(const memory& from, const memory& to) {
@@ -139,7 +144,9 @@ tensor_copy::tensor_copy(const memory& from, const memory& to) {
 void tensor_copy::run(stage& st, dnnl::stream& s, void* from, void* to) {
     st.from.set_data_handle(from);
     st.to.set_data_handle(to);
-    st.r.execute(s, st.from, st.to);
+    std::unordered_map<int, memory> args{{DNNL_ARG_FROM, st.from}, {DNNL_ARG_TO, st.to}};
+    if (st.scratch) args[DNNL_ARG_SCRATCHPAD] = st.scratch;
+    st.r.execute(s, args);
 }
 
 void tensor_copy::execute(dnnl::stream& s, const memory& from, const memory& to) {

@@ -25,6 +25,7 @@ private:
     struct stage {
         dnnl::reorder r;
         dnnl::memory from, to;   // as the reorder sees them (float16 as bfloat16), data set per run
+        dnnl::memory scratch;    // where the reorder needs one (user_scratchpad)
     };
     static stage layout_change(const dnnl::memory::desc& from, const dnnl::memory::desc& to, const dnnl::engine& eng);
     static void run(stage& st, dnnl::stream& s, void* from, void* to);
