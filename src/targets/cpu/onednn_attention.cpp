@@ -114,7 +114,9 @@ public:
         // One scratchpad for the three, run one after another: the largest.
         std::size_t pad = std::max({qk.scratchpad_desc().get_size(), sm.scratchpad_desc().get_size(),
                                     pv.scratchpad_desc().get_size()});
-        if (pad > 0) scratch_ = memory(memory::desc({static_cast<memory::dim>(pad)}, memory::data_type::u8, memory::format_tag::a), eng);
+        if (pad > 0)
+            scratch_ = ctx_.dnnl->scratchpad_memory(
+                memory::desc({static_cast<memory::dim>(pad)}, memory::data_type::u8, memory::format_tag::a));
     }
     // mask: null where the kernel has none.
     void run(const void* q, const void* k, const void* v, const void* mask, void* y) {
@@ -130,7 +132,10 @@ public:
         if (causal_) a[DNNL_ARG_ATTR_MULTIPLE_POST_OP(causal_post_op_) | DNNL_ARG_SRC_1] = causal_;
         std::unordered_map<int, memory> sm{{DNNL_ARG_SRC, s_}, {DNNL_ARG_DST, p_}},
             pv{{DNNL_ARG_SRC, p_}, {DNNL_ARG_WEIGHTS, v_}, {DNNL_ARG_DST, y_}};
-        if (scratch_) a[DNNL_ARG_SCRATCHPAD] = sm[DNNL_ARG_SCRATCHPAD] = pv[DNNL_ARG_SCRATCHPAD] = scratch_;
+        if (scratch_) {
+            ctx_.dnnl->bind_scratchpad(scratch_);
+            a[DNNL_ARG_SCRATCHPAD] = sm[DNNL_ARG_SCRATCHPAD] = pv[DNNL_ARG_SCRATCHPAD] = scratch_;
+        }
         qk_.execute(s, a);
         softmax_.execute(s, sm);
         s.wait();

@@ -160,7 +160,8 @@ public:
     void set_compute(compute_fn f) { compute_ = std::move(f); }
     void set_primitive(dnnl::primitive p, const dnnl::primitive_desc_base& pd) {
         prim_ = std::move(p);
-        if (pd.scratchpad_desc().get_size() > 0) exec_args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), ctx_.dnnl->engine);
+        if (pd.scratchpad_desc().get_size() > 0)
+            exec_args_[DNNL_ARG_SCRATCHPAD] = scratch_ = ctx_.dnnl->scratchpad_memory(pd.scratchpad_desc());
     }
 
     // Blocked layouts between consecutive primitives: the output in the primitive's own layout,
@@ -239,6 +240,7 @@ public:
             set_handle(sum_user_, sum_bound_, args[sum_arg_].data());
             sum_copy_->execute(s, sum_user_, out_inner_);
         }
+        if (scratch_) ctx_.dnnl->bind_scratchpad(scratch_);
         if (compute_) {
             compute_(exec_args_);
         } else {
@@ -258,7 +260,7 @@ private:
     cpu_context& ctx_;
     const instruction& ins_;
     std::vector<operand> inputs_;
-    memory out_user_, out_inner_, sum_user_;
+    memory out_user_, out_inner_, sum_user_, scratch_;
     void *out_user_bound_ = nullptr, *out_inner_bound_ = nullptr, *sum_bound_ = nullptr;   // their data handles
     mutable std::optional<int> onto_;   // accumulates_onto(), once the layouts are settled
     std::optional<tensor_copy> from_inner_, sum_copy_;
@@ -537,7 +539,7 @@ host_kernel winograd_kernel(const contraction_region& r, cpu_context& ctx) {
     }
     for (const auto& [tiles, pd] : gemms) {
         gemm_call call{tiles, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr), memory(pd.dst_desc(), eng, nullptr), {}};
-        if (pd.scratchpad_desc().get_size() > 0) call.scratch = memory(pd.scratchpad_desc(), eng);
+        if (pd.scratchpad_desc().get_size() > 0) call.scratch = ctx.dnnl->scratchpad_memory(pd.scratchpad_desc());
         st->calls.push_back(std::move(call));
     }
     st->m_offset = (36 * chunk * g.c + 15) / 16 * 16;   // m 64-byte aligned after v
@@ -569,7 +571,10 @@ host_kernel winograd_kernel(const contraction_region& r, cpu_context& ctx) {
             call.m.set_data_handle(m);
             std::unordered_map<int, memory> gemm_args{
                 {DNNL_ARG_SRC, call.v}, {DNNL_ARG_WEIGHTS, st->u}, {DNNL_ARG_DST, call.m}};
-            if (call.scratch) gemm_args[DNNL_ARG_SCRATCHPAD] = call.scratch;
+            if (call.scratch) {
+                ctx.dnnl->bind_scratchpad(call.scratch);
+                gemm_args[DNNL_ARG_SCRATCHPAD] = call.scratch;
+            }
             call.prim.execute(ctx.dnnl->stream, gemm_args);
             ctx.dnnl->stream.wait();
             winograd_output(st->g, m, bias, st->steps, first, count, y);

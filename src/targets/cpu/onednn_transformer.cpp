@@ -48,7 +48,7 @@ host_kernel single(dnnl::primitive p, const dnnl::primitive_desc_base& pd, std::
     for (auto& o : ins) st->in.push_back(make(o.from, o.want, true)), st->args[o.arg] = st->in.back().inner;
     st->out = make(out, out_want, false);
     st->args[DNNL_ARG_DST] = st->out.inner;
-    if (pd.scratchpad_desc().get_size() > 0) st->args[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), eng);
+    if (pd.scratchpad_desc().get_size() > 0) st->args[DNNL_ARG_SCRATCHPAD] = ctx.dnnl->scratchpad_memory(pd.scratchpad_desc());
     return [st, &ctx](std::span<const argument> args, const argument& out) {
         auto& s = ctx.dnnl->stream;
         for (std::size_t i = 0; i < st->in.size(); ++i) {
@@ -57,6 +57,7 @@ host_kernel single(dnnl::primitive p, const dnnl::primitive_desc_base& pd, std::
             if (x.copy) x.copy->execute(s, x.user, x.inner);
         }
         st->out.user.set_data_handle(out.data());
+        if (auto sp = st->args.find(DNNL_ARG_SCRATCHPAD); sp != st->args.end()) ctx.dnnl->bind_scratchpad(sp->second);
         st->p.execute(s, st->args);
         if (st->out.copy) st->out.copy->execute(s, st->out.inner, st->out.user);
         s.wait();

@@ -3,6 +3,9 @@
 #include <dnnl.hpp>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
 #include <optional>
 
 #include <memory>
@@ -23,6 +26,23 @@ struct onednn_state {
     dnnl::engine engine{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream{engine};
     std::unordered_map<const instruction*, std::shared_ptr<onednn_kernel>> kernels;
+
+    // The scratchpad of the executable's primitives (user_scratchpad), which run one at a time:
+    // one buffer as large as the largest, so that it stays in cache from one to the next (as
+    // oneDNN's own per-thread one would). A kernel makes its memory with no data and binds it
+    // with bind_scratchpad before each call: the buffer grows while the kernels are built.
+    memory scratchpad_memory(const memory::desc& d) {
+        if (scratchpad_.size() < d.get_size() + 64) scratchpad_.resize(d.get_size() + 64);
+        return memory(d, engine, nullptr);
+    }
+    void bind_scratchpad(memory& m) {
+        auto at = reinterpret_cast<std::uintptr_t>(scratchpad_.data());
+        void* aligned = reinterpret_cast<void*>((at + 63) / 64 * 64);
+        if (m.get_data_handle() != aligned) m.set_data_handle(aligned);
+    }
+
+private:
+    std::vector<std::byte> scratchpad_;
 };
 
 inline std::optional<memory::data_type> dnnl_type(dtype t) {
