@@ -466,9 +466,9 @@ constexpr std::size_t winograd_chunk_bytes = 8u << 20;
 // the direct ones, so that it takes part in their layouts and in-place residuals. Alone, one
 // thread, warm (these transforms around oneDNN's matmul in a standalone probe, docs/performance.md),
 // against oneDNN's direct brgconv at 119 GFLOP/s:
-// 64 channels at 56x56 0.72 against 1.94 ms, 128 at 28x28 0.62 against 1.94, 256 at 14x14 0.77
+// 64 channels at 56x56 0.72 against 1.94 ms, 128 at 28x28 0.62 against 1.87, 256 at 14x14 0.77
 // against 1.92; 512 at 7x7 1.55 (4 tiles: the GEMMs read 4x the weights for little work) against
-// 1.95, so images under 9 tiles (12x12) stay direct, as do convolutions of fewer than 16 channels.
+// 1.74, so images under 9 tiles (12x12) stay direct, as do convolutions of fewer than 16 channels.
 // Results differ from the direct sum by rounding (~5e-6 relative on random data):
 // --disable-fast-math keeps every convolution direct.
 host_kernel winograd_kernel(const contraction_region& r, cpu_context& ctx) {
